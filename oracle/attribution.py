@@ -1,0 +1,46 @@
+"""Attribution: re-run a failing program with one stage switched off at a time to say which stage is to blame.
+
+planner: gone with the memory planner off inside the JIT; graph: gone with JIT=2; prune: gone without prune
+(a stale value there is documented prune freezing, not a bug); capture: still there with all of those off;
+eager: eager tinygrad with its planner on already disagrees with the planner-off reference (an eager bug).
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from oracle.compare import Verdict, judge
+from oracle.findings import STALE, Finding
+from oracle.runs import Trace, reference, run
+from oracle.subject import Program
+from oracle.targets import Target
+
+STATIC_BLAME = {"invariant:graph-order": "graph", "invariant:input-not-copied": "capture"}
+DOCUMENTED_PRUNE = "documented prune freezing"
+
+
+def persists(f: Finding, verdict: Verdict) -> bool:
+  return any(g.subject == f.subject and g.call == f.call for g in verdict.findings)
+
+
+def _stages(target: Target, pruned: bool) -> list[tuple[str, Target]]:
+  stages = [("planner", target.with_knobs(NO_MEMORY_PLANNER=1)), ("graph", target.with_knobs(JIT=2))]
+  return stages + ([("prune", replace(target, prune=False))] if pruned else [])
+
+
+def attribute(program: Program, target: Target, calls: int, mode: str, ref: Trace, got: Trace, verdict: Verdict) -> Verdict:
+  """Blame every finding on a stage; drop stale values that only prune causes (documented), counting them as skipped."""
+  dynamic = [f for f in verdict.findings if f.call is not None]
+  blame = {id(f): STATIC_BLAME.get(f.kind, "planner") for f in verdict.findings if f.call is None}
+  if dynamic:
+    eager = judge(ref, reference(program, calls, mode, planner_on=True), mode)
+    blame |= {id(f): "eager" for f in dynamic if persists(f, eager)}
+    for stage, variant in _stages(target, got.prune if target.prune is None else target.prune):
+      if all(id(f) in blame for f in dynamic): break
+      again = judge(ref, run(program, variant.wrap, calls, mode, variant.context), mode)
+      blame |= {id(f): stage for f in dynamic if id(f) not in blame and not persists(f, again)}
+  out = replace(verdict, findings=[], skipped=verdict.skipped.copy())
+  for f in verdict.findings:
+    stage = blame.get(id(f), "capture")
+    if stage == "prune" and f.kind == STALE: out.skipped[DOCUMENTED_PRUNE] += 1
+    else: out.findings.append(f.blamed(stage))
+  return out

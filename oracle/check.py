@@ -1,0 +1,59 @@
+"""The judge for one program and one target: reference run, target run, static invariants, attribution.
+
+This is what the fuzzer, the tests and the CLI call: `check(program, target)` returns a Verdict whose
+findings are plain data, each blamed on a stage.
+"""
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+from oracle.attribution import attribute
+from oracle.compare import Verdict, judge
+from oracle.findings import Finding
+from oracle.runs import SAME_BUFFER, OnCapture, reference, returned_paths, run
+from oracle.subject import Program, Subject
+from oracle.targets import Target
+
+DEFAULT_CALLS = 5  # eager, capture, three replays
+
+
+def live_paths(subject: Subject, ret: Any) -> dict[str, Any]:
+  """Every tensor a user can still reach after a call, by the path the findings name it with."""
+  return dict(returned_paths(ret)) | {p: t for p, t in subject.observe().items() if t is not None}
+
+
+@contextlib.contextmanager
+def static_checks(target: Target, found: list[Finding]) -> Iterator[OnCapture | None]:
+  """An on_capture hook that runs the static invariants on the plan just made; None where they cannot run."""
+  try:
+    from oracle import invariants
+    from planner import tg
+  except ImportError:  # an unsupported tinygrad: the dynamic comparison still runs
+    yield None
+    return
+  if target.kind == "planner":
+    def planned(step: Any, subject: Subject, ret: Any) -> None:
+      found.extend(invariants.check_lowered(step.lowered, live_paths(subject, ret), step._copied))
+    yield planned
+    return
+  with tg.spy_tinyjit() as records:
+    def real(step: Any, subject: Subject, ret: Any) -> None:
+      if records: found.extend(invariants.check_tinyjit_record(records[-1], live_paths(subject, ret)))
+    yield real
+
+
+def check(program: Program, target: Target, calls: int = DEFAULT_CALLS, mode: str = SAME_BUFFER, static: bool = True,
+          blame: bool = True) -> Verdict:
+  """Judge `program` under `target`: every undocumented difference from the reference, and every unsound plan."""
+  ref = reference(program, calls, mode)
+  found: list[Finding] = []
+  with (static_checks(target, found) if static else contextlib.nullcontext()) as hook:
+    got = run(program, target.wrap, calls, mode, target.context, on_capture=hook)
+  verdict = judge(ref, got, mode)
+  if verdict.rejected is not None: return verdict
+  verdict.findings = found + verdict.findings
+  return attribute(program, target, calls, mode, ref, got, verdict) if blame and verdict.findings else verdict
+
+

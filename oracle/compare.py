@@ -1,0 +1,110 @@
+"""Compare a target's trace with the reference's: per-dtype tolerances, mismatch classes, documented behaviour.
+
+Tolerances (rtol, atol), documented: float64 1e-9/1e-12, float32 1e-5/1e-6, float16 and bfloat16 1e-2/1e-3;
+integers and bools exact. The JIT runs the very kernels eager runs, so a correct run agrees to the last bits;
+the float slack only covers a different reduction grouping under a different fusion.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from oracle.findings import ALL_ZEROS, JIT_ERROR, NON_FINITE, STALE, WRONG_VALUES, Finding
+from oracle.runs import FRESH, Trace, phase
+
+TOLERANCES = {8: (1e-9, 1e-12), 4: (1e-5, 1e-6), 2: (1e-2, 1e-3)}
+MAX_SHOWN = 3
+
+
+@dataclass
+class Verdict:
+  """The judge's answer for one target run: findings, or why the program was rejected, and what was compared."""
+  findings: list[Finding] = field(default_factory=list)
+  rejected: str | None = None
+  compared: int = 0
+  skipped: Counter = field(default_factory=Counter)
+
+  @property
+  def ok(self) -> bool: return not self.findings
+
+
+def tolerance(dtype: np.dtype) -> tuple[float, float]:
+  return TOLERANCES.get(dtype.itemsize, (1e-2, 1e-3)) if dtype.kind == "f" else (0.0, 0.0)
+
+
+def close(got: np.ndarray, want: np.ndarray) -> np.ndarray:
+  rtol, atol = tolerance(want.dtype)
+  if want.dtype.kind != "f": return got == want
+  return np.isclose(got.astype(np.float64), want.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True)
+
+
+def classify(got: np.ndarray, want: np.ndarray, earlier: list[np.ndarray]) -> str:
+  """all-zeros beats non-finite beats stale (equal to an earlier call's value) beats plain wrong values."""
+  if got.size and not got.any() and want.any(): return ALL_ZEROS
+  if got.dtype.kind == "f" and (~np.isfinite(got) & np.isfinite(want)).any(): return NON_FINITE
+  if any(e.shape == got.shape and close(got, e).all() for e in earlier): return STALE
+  return WRONG_VALUES
+
+
+def mismatch_details(got: np.ndarray, want: np.ndarray) -> dict:
+  bad = ~close(got, want)
+  g, w = got.astype(np.float64), want.astype(np.float64)
+  with np.errstate(invalid="ignore", divide="ignore"):
+    abs_err = np.abs(g - w)
+    rel_err = abs_err / np.maximum(np.abs(w), np.finfo(np.float64).tiny)
+  idx = [tuple(int(i) for i in ix) for ix in np.argwhere(bad)[:MAX_SHOWN]]
+  worst = (float(np.nanmax(abs_err[bad])), float(np.nanmax(rel_err[bad]))) if bad.any() else (0.0, 0.0)
+  return {"max_abs_err": worst[0], "max_rel_err": worst[1], "differing": int(bad.sum()), "of": int(bad.size),
+          "examples": [(ix, float(got[ix]), float(want[ix])) for ix in idx]}
+
+
+def compare_value(path: str, call: int, got: np.ndarray, want: np.ndarray, earlier: list[np.ndarray]) -> Finding | None:
+  if got.shape != want.shape:
+    return Finding(WRONG_VALUES, path, call, phase(call), {"shape": got.shape, "expected_shape": want.shape})
+  if close(got, want).all(): return None
+  return Finding(classify(got, want, earlier), path, call, phase(call), mismatch_details(got, want))
+
+
+def error_text(e: BaseException) -> str: return f"{type(e).__name__}: {e}"
+
+
+def is_rejection(e: BaseException) -> bool:
+  """TinyJit's documented refusals (duplicate or virtual inputs, args mismatch, nothing captured, non-Tensor return)."""
+  return type(e).__name__ == "JitError"
+
+
+def frozen_at_capture(got: Trace, mode: str) -> frozenset[str]:
+  if len(got.calls) < 2: return frozenset()
+  capture = got.calls[1]
+  return capture.pending_assigns | (capture.input_views if mode == FRESH else frozenset())
+
+
+def judge(ref: Trace, got: Trace, mode: str) -> Verdict:
+  """Every difference between the target and the reference that the JIT does not document.
+
+  Lazy escapes are compared only in the same-buffer mode (with fresh inputs the JIT leaves their value undefined).
+  Two kinds of observable show the capture call's value on every replay, as documented: a returned pure view of an
+  input (with fresh inputs), and a lazy pending assign made at capture (realized by its first read, then data)."""
+  if ref.error is not None: return Verdict(rejected=f"eager: {error_text(ref.error)}")
+  if got.error is not None and is_rejection(got.error): return Verdict(rejected=f"jit: {error_text(got.error)}")
+  verdict = Verdict()
+  frozen = frozen_at_capture(got, mode)
+  history: dict[str, list[np.ndarray]] = {}
+  for want, have in zip(ref.calls, [c for c in got.calls if c.error is None], strict=False):
+    for path, value in want.values.items():
+      if path not in have.values:
+        verdict.findings.append(Finding(WRONG_VALUES, path, have.index, phase(have.index), {"missing": "not observable in the target run"}))
+        continue
+      if mode == FRESH and path in have.lazy:
+        verdict.skipped["lazy escape with fresh inputs"] += 1
+        continue
+      expected = ref.calls[1].values[path] if path in frozen and have.index >= 2 else value
+      verdict.compared += 1
+      if (f := compare_value(path, have.index, have.values[path], expected, history.get(path, []))) is not None: verdict.findings.append(f)
+      history.setdefault(path, []).append(have.values[path])
+  if got.error is not None:
+    call = len(got.calls) - 1
+    verdict.findings.append(Finding(JIT_ERROR, "step", call, phase(call), {"error": error_text(got.error)}))
+  return verdict

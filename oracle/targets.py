@@ -1,0 +1,51 @@
+"""Targets: the JITs the oracle judges, as plain data, so any run can be repeated with one knob changed.
+
+`tinyjit` is the installed tinygrad's own TinyJit and uses only tinygrad's public API (it runs on any tinygrad
+from 0.12.0 on); `planner` is planfuzz's PlannedJit with a policy and a planner, imported only when used.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+TARGET_KINDS = ("planner", "tinyjit")
+
+
+class TargetError(ValueError):
+  """An unknown target kind: the message lists the known ones."""
+
+
+@dataclass(frozen=True)
+class Target:
+  kind: str = "planner"
+  policy: str = "live-tensors"
+  planner: str = "planfuzz"
+  knobs: tuple[tuple[str, int], ...] = ()  # tinygrad Context values for the whole run, e.g. (("JIT", 2),)
+  prune: bool | None = None  # None: as the program asks
+  poison: bool = True  # planner target: fill arenas with a sentinel before every run of the lowered linear
+
+  def __post_init__(self) -> None:
+    if self.kind not in TARGET_KINDS: raise TargetError(f"unknown target {self.kind!r}: choose one of {', '.join(TARGET_KINDS)}")
+    if self.kind == "planner":  # fail on a bad policy or planner now, with the plugin error, not in the middle of a run
+      from planner import get_planner, get_policy
+      get_policy(self.policy), get_planner(self.planner)
+
+  def wrap(self, step: Callable[..., Any], prune: bool) -> Callable[..., Any]:
+    prune = prune if self.prune is None else self.prune
+    if self.kind == "tinyjit":
+      from tinygrad import TinyJit
+      return TinyJit(step, prune=prune)
+    from oracle.poison import poison_arenas
+    from planner import PlannedJit
+    return PlannedJit(step, prune=prune, policy=self.policy, planner=self.planner, before_run=poison_arenas if self.poison else None)
+
+  @property
+  def context(self) -> dict[str, int]: return dict(self.knobs)
+
+  def with_knobs(self, **knobs: int) -> Target: return replace(self, knobs=tuple({**self.context, **knobs}.items()))
+
+  def describe(self) -> str:
+    knobs = " ".join(f"{k}={v}" for k, v in self.knobs)
+    what = "tinygrad TinyJit" if self.kind == "tinyjit" else f"PlannedJit(policy={self.policy}, planner={self.planner})"
+    return f"{what}{' ' + knobs if knobs else ''}{'' if self.prune is None else f' prune={self.prune}'}"

@@ -1,0 +1,271 @@
+"""The one module that touches tinygrad internals.
+
+Everything planfuzz needs from inside tinygrad (UOp, Ops, the capture hook, the memory planner, the
+TLSF allocator, compile and graph-split) is imported and wrapped here, so a new tinygrad version is a
+one-file change. With a tinygrad whose internals lack a needed name, importing this module raises one
+`UnsupportedTinygrad` naming the version found, the versions supported and every missing name.
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib
+import importlib.metadata
+import warnings
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+SUPPORTED_VERSIONS = ("0.14.0",)
+
+_NEEDED: dict[str, tuple[str, ...]] = {
+  "tinygrad.tensor": ("Tensor", "all_tensors"),
+  "tinygrad.uop.ops": ("UOp", "Ops", "buffers"),
+  "tinygrad.dtype": ("dtypes", "DType"),
+  "tinygrad.helpers": ("Context", "getenv", "JIT", "JIT_BATCH_SIZE", "BEAM", "NO_MEMORY_PLANNER", "CAPTURING", "disable_gc"),
+  "tinygrad.engine.realize": ("capturing", "compile_linear", "link_linear", "run_linear", "get_call_outs_ins", "get_call_arg_uops"),
+  "tinygrad.engine.jit": ("JitError", "graph_split_rewrite", "jit_lower", "_prepare_jit_inputs", "_check_no_non_tensor_return"),
+  "tinygrad.schedule.memory": ("memory_plan_rewrite",),
+  "tinygrad.runtime.support.memory": ("TLSFAllocator",),
+  "tinygrad.nn.state": ("get_parameters",),
+}
+
+
+class UnsupportedTinygrad(ImportError):
+  """The installed tinygrad lacks internals planfuzz's planner needs."""
+
+
+def installed_version() -> str:
+  try: return importlib.metadata.version("tinygrad")
+  except importlib.metadata.PackageNotFoundError: return "not installed"
+
+
+def _load() -> dict[str, Any]:
+  found: dict[str, Any] = {}
+  missing: list[str] = []
+  for module, names in _NEEDED.items():
+    try: mod = importlib.import_module(module)
+    except ImportError:
+      missing += [f"{module}.{n}" for n in names]
+      continue
+    for n in names:
+      if hasattr(mod, n): found[n] = getattr(mod, n)
+      else: missing.append(f"{module}.{n}")
+  version = installed_version()
+  if missing:
+    raise UnsupportedTinygrad(f"planfuzz's planner supports tinygrad {', '.join(SUPPORTED_VERSIONS)}; found tinygrad {version}, "
+                              f"which lacks: {', '.join(missing)}. Install a supported version "
+                              f"(pip install tinygrad=={SUPPORTED_VERSIONS[-1]}) or port planner/tg.py. "
+                              "The tinyjit target needs only tinygrad's public API.")
+  if version not in SUPPORTED_VERSIONS:
+    warnings.warn(f"planfuzz was written against tinygrad {', '.join(SUPPORTED_VERSIONS)}, found {version}", stacklevel=2)
+  return found
+
+
+_tg = _load()
+Tensor = _tg["Tensor"]
+UOp = _tg["UOp"]
+Ops = _tg["Ops"]
+dtypes = _tg["dtypes"]
+DType = _tg["DType"]
+Context = _tg["Context"]
+JitError = _tg["JitError"]
+TLSFAllocator = _tg["TLSFAllocator"]
+get_parameters = _tg["get_parameters"]
+disable_gc = _tg["disable_gc"]
+tinygrad_memory_plan: Callable[[Any, set], Any] = _tg["memory_plan_rewrite"]
+check_tensor_return: Callable[[Any], None] = _tg["_check_no_non_tensor_return"]
+
+# devices whose buffers tinygrad never suballocates (no views on them)
+UNPLANNABLE_DEVICE_PREFIXES = ("DISK", "TINYFS", "CL", "WEBGPU")
+ARENA_BLOCK = 256
+TLSF_LV2 = 32
+
+
+# ---------- knobs ----------
+
+def jit_level() -> int: return int(_tg["JIT"].value)
+def jit_batch_size() -> int: return int(_tg["JIT_BATCH_SIZE"].value)
+def memory_planner_off() -> bool: return bool(_tg["NO_MEMORY_PLANNER"].value)
+
+
+# ---------- linear structure ----------
+
+def is_buffer(u: Any) -> bool: return u.op is Ops.BUFFER
+def is_copy(call: Any) -> bool: return call.src[0].op is Ops.COPY
+def call_args(call: Any) -> tuple:
+  """The buffer-like arguments of a CALL (bound variables left out)."""
+  return _tg["get_call_arg_uops"](call)
+def call_outs_ins(call: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
+  """Indices into call_args that the call writes and reads (known for compiled programs and copies)."""
+  return _tg["get_call_outs_ins"](call)
+def call_effects(call: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
+  """(written, read) argument indices of a CALL, compiled or not (a SINK is read off its STOREs and INDEXes)."""
+  ast = call.src[0]
+  if ast.op is not Ops.SINK: return call_outs_ins(call)
+  outs, ins = set(), set()
+  for u in ast.toposort():
+    for k, s in enumerate(u.src):
+      if s.op is Ops.INDEX and s.src[0].op is Ops.PARAM: (outs if u.op is Ops.STORE and k == 0 else ins).add(s.src[0].arg.slot)
+  return tuple(sorted(outs)), tuple(sorted(ins))
+
+
+def devices_of(u: Any) -> tuple[str, ...]: return (u.device,) if isinstance(u.device, str) else tuple(u.device)
+
+
+def arg_buffers(arg: Any) -> list:
+  """The BUFFER UOps an argument of a CALL names directly (through MSELECT/MSTACK for multi-device)."""
+  if arg.op is Ops.BUFFER: return [arg]
+  if arg.op in (Ops.MSELECT, Ops.MSTACK): return [b for s in arg.src for b in arg_buffers(s)]
+  return []
+
+
+def arena_slice(arena: Any, offset: int, nbytes: int, dtype: Any) -> Any:
+  """The view of an int8 arena that a planned buffer becomes."""
+  return arena[offset:offset + nbytes].bitcast(dtype)
+
+
+def parse_arena_slice(u: Any) -> tuple[Any, int, int] | None:
+  """(arena BUFFER, byte offset, byte size) when u is an arena slice made by a memory planner, else None."""
+  if u.op is not Ops.BITCAST: return None
+  shrink = u.src[0]
+  if shrink.op is Ops.BUFFER and shrink.dtype == dtypes.int8: return shrink, 0, buffer_nbytes(shrink)  # a slice of the whole arena
+  if shrink.op is not Ops.SHRINK: return None
+  base = shrink.src[0]
+  if base.op is not Ops.BUFFER or base.dtype != dtypes.int8 or len(shrink.src) != 3: return None
+  start, size = shrink.src[1], shrink.src[2]  # a SHRINK of a 1-D buffer holds its start and its size
+  if start.op is not Ops.CONST or size.op is not Ops.CONST: return None
+  return base, int(start.arg), int(size.arg)
+
+
+def buffer_size(u: Any) -> int: return int(u.max_numel())
+def buffer_nbytes(u: Any) -> int: return int(u.max_numel()) * u.dtype.itemsize
+def new_buffer(device: str, nbytes: int) -> Any: return UOp.new_buffer(device, nbytes, dtypes.int8)
+def param(slot: int, u: Any) -> Any: return UOp.param(slot, u.dtype, u.shape, u.device)
+def make_linear(calls: tuple | list) -> Any: return UOp(Ops.LINEAR, src=tuple(calls))
+def is_linear(u: Any) -> bool: return isinstance(u, UOp) and u.op is Ops.LINEAR
+def substitute(linear: Any, mapping: dict) -> Any: return linear.substitute(mapping, walk=True)
+
+
+# ---------- buffers and tensors ----------
+
+def allocated_buffers() -> set:
+  """BUFFER UOps that already have device memory: a planner must never suballocate them."""
+  return set(_tg["buffers"])
+
+
+def live_tensors() -> list:
+  return [t for ref in list(_tg["all_tensors"]) if (t := ref()) is not None]
+
+
+def tensor_buffers(t: Any) -> set:
+  """Every BUFFER UOp a tensor's graph reaches: the memory a lazy tensor reads when it is realized."""
+  return {u for u in t.uop.toposort() if u.op is Ops.BUFFER}
+
+
+def tensor_buf_uop(t: Any) -> Any | None:
+  """The BUFFER a realized tensor is stored in (None for a lazy or multi-device one)."""
+  u = t.uop.buf_uop
+  return u if u.op is Ops.BUFFER else None
+
+
+def device_buffer(u: Any) -> Any | None:
+  """The device Buffer behind a BUFFER UOp, when it has one."""
+  return _tg["buffers"].get(u)
+
+
+def is_virtual_input(u: Any) -> bool: return bool(u.is_virtual)
+
+
+# ---------- pipeline pieces that stay tinygrad's ----------
+
+def compile_linear(linear: Any) -> Any:
+  getenv, beam = _tg["getenv"], _tg["BEAM"]
+  return _tg["compile_linear"](linear, beam=getenv("JITBEAM", beam.value))
+
+
+def tinygrad_graph_split(linear: Any) -> Any: return _tg["graph_split_rewrite"](linear, max_batch_size=jit_batch_size())
+def link_linear(linear: Any) -> Any: return _tg["link_linear"](linear)
+
+
+def run_linear(linear: Any, var_vals: dict[str, int] | None = None, inputs: tuple | list = (), jit: bool = False) -> None:
+  _tg["run_linear"](linear, var_vals or {}, input_uops=tuple(inputs), jit=jit)
+
+
+def copy_of(u: Any) -> Any:
+  """A fresh buffer holding a copy of u: a replay must not clobber an input the linear writes."""
+  new = UOp.new_buffer(u.device, u.max_numel(), u.dtype)
+  run_linear(make_linear((u.copy_to_device(u.device).call(new, u),)))
+  return new
+
+
+# ---------- capture and inputs ----------
+
+@dataclass(frozen=True)
+class JitInputs:
+  """The explicit inputs of one JIT call, as TinyJit sees them."""
+  buffers: list
+  var_vals: dict[str, int]
+  names: list
+  info: list
+
+
+def prepare_inputs(args: tuple, kwargs: dict) -> JitInputs:
+  """Realize and check the explicit inputs exactly as TinyJit does (same JitErrors for bad inputs)."""
+  bufs, var_vals, names, info = _tg["_prepare_jit_inputs"](args, kwargs)
+  return JitInputs(bufs, var_vals, names, info)
+
+
+class _Collector:
+  def __init__(self) -> None: self.linears: list = []
+  def add_linear(self, linear: Any, var_vals: dict[str, int]) -> None: self.linears.append(linear)
+
+
+@contextlib.contextmanager
+def capturing() -> Iterator[_Collector]:
+  """While active, every schedule's LINEAR is collected instead of run: tinygrad's JIT capture hook."""
+  hook = _tg["capturing"]
+  if hook: raise RuntimeError(f"having a JIT inside another JIT is not supported ({len(hook)} capturing)")
+  collector = _Collector()
+  hook.append(collector)
+  try:
+    with Context(CAPTURING=1): yield collector
+  finally: hook.clear()
+
+
+@dataclass
+class TinyJitLowering:
+  """What tinygrad's own TinyJit handed its lowering: the captured linear, the held set and the planner's output."""
+  captured: Any = None
+  held: frozenset = frozenset()
+  inputs: tuple = ()
+  parametrized: Any = None
+  planned: Any = None
+
+
+@contextlib.contextmanager
+def spy_tinyjit() -> Iterator[list[TinyJitLowering]]:
+  """Record what each real TinyJit capture lowers, without changing what it does (for static checks of real plans)."""
+  jit_mod = importlib.import_module("tinygrad.engine.jit")
+  records: list[TinyJitLowering] = []
+  real_lower, real_plan = jit_mod.jit_lower, jit_mod.memory_plan_rewrite
+
+  def lower(linear: Any, held_bufs: set, input_uops: list) -> Any:
+    records.append(TinyJitLowering(linear, frozenset(held_bufs), tuple(input_uops)))
+    return real_lower(linear, held_bufs, input_uops)
+
+  def plan(linear: Any, held_bufs: set | None = None) -> Any:
+    out = real_plan(linear, held_bufs)
+    if records: records[-1].parametrized, records[-1].planned = linear, out
+    return out
+
+  jit_mod.jit_lower, jit_mod.memory_plan_rewrite = lower, plan
+  try: yield records
+  finally: jit_mod.jit_lower, jit_mod.memory_plan_rewrite = real_lower, real_plan
+
+
+def fill_buffer(u: Any, byte: int) -> None:
+  """Overwrite a BUFFER's device memory with one byte value, allocating it first if needed (for poisoning arenas)."""
+  buf = device_buffer(u)
+  if buf is None: buf = u.buffer
+  buf = buf.ensure_allocated()
+  buf.allocator._copyin(buf._buf, memoryview(bytearray([byte]) * buf.nbytes))
