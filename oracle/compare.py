@@ -97,7 +97,7 @@ def judge(ref: Trace, got: Trace, mode: str) -> Verdict:
       if path not in have.values:
         verdict.findings.append(Finding(WRONG_VALUES, path, have.index, phase(have.index), {"missing": "not observable in the target run"}))
         continue
-      if mode == FRESH and path in have.lazy:
+      if mode == FRESH and path in have.lazy and have.index >= 1:  # call 0 runs eagerly: defined
         verdict.skipped["lazy escape with fresh inputs"] += 1
         continue
       expected = ref.calls[1].values[path] if path in frozen and have.index >= 2 else value

@@ -1,0 +1,49 @@
+"""The whole judge on the #16571 step: static invariant 1 and the reference comparison both catch returned-only."""
+import numpy as np
+import pytest
+from tinygrad import Tensor
+
+from oracle.check import check
+from oracle.poison import SENTINEL, poison_arenas
+from oracle.runs import SAME_BUFFER
+from oracle.targets import Target, TargetError
+from planner import PlannedJit, tg
+from tests import programs
+
+
+@pytest.fixture(scope="module")
+def returned_only_verdict():
+  return check(programs.conv_16571, Target(policy="returned-only"), mode=SAME_BUFFER)
+
+
+def test_invariant_names_the_grad_before_any_replay(returned_only_verdict) -> None:
+  static = [f for f in returned_only_verdict.findings if f.call is None]
+  assert any(f.kind == "invariant:live-planned" and f.subject == "conv.weight.grad" for f in static)
+  assert all(f.attribution == "planner" for f in static)
+
+
+def test_replays_differ_from_reference_and_blame_the_planner(returned_only_verdict) -> None:
+  dynamic = [f for f in returned_only_verdict.findings if f.subject == "conv.weight.grad" and f.call is not None]
+  assert {f.call for f in dynamic} >= {2, 3, 4}
+  assert all(f.attribution == "planner" and f.kind in ("all-zeros", "wrong-values", "non-finite") for f in dynamic)
+  assert "conv.weight.grad at call 2 (replay 1)" in next(f for f in dynamic if f.call == 2).message
+
+
+def test_live_tensors_policy_passes_every_check() -> None:
+  verdict = check(programs.conv_16571, Target(), mode=SAME_BUFFER)
+  assert verdict.findings == [] and verdict.rejected is None and verdict.compared == 15
+
+
+def test_poison_fills_every_arena_with_the_sentinel() -> None:
+  seen = []
+  def spy(lowered) -> None:
+    poison_arenas(lowered)
+    seen.append([np.frombuffer(bytes(tg.device_buffer(a.buffer).as_memoryview()), np.uint8) for a in lowered.plan.arenas])
+  jit = PlannedJit(lambda x: ((x + 1).contiguous() * 2).sum().realize(), policy="returned-only", before_run=spy)
+  for k in range(3): out = jit(Tensor(np.full(16, k, np.float32)).realize())
+  assert len(seen) == 2 and all(len(arenas) == 1 and (arenas[0] == SENTINEL).all() for arenas in seen)
+  assert out.numpy() == pytest.approx(16 * 3 * 2)  # the poisoned bytes were all written before they were read
+
+
+def test_unknown_target_names_the_choices() -> None:
+  with pytest.raises(TargetError, match="choose one of planner, tinyjit"): Target("nope")
