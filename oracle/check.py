@@ -35,7 +35,7 @@ def static_checks(target: Target, found: list[Finding]) -> Iterator[OnCapture | 
     return
   if target.kind == "planner":
     def planned(step: Any, subject: Subject, ret: Any) -> None:
-      found.extend(invariants.check_lowered(step.lowered, live_paths(subject, ret), step._copied))
+      found.extend(invariants.check_lowered(step.lowered, live_paths(subject, ret)))
     yield planned
     return
   with tg.spy_tinyjit() as records:

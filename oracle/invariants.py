@@ -1,0 +1,342 @@
+"""Static invariants of a memory plan, checked on the lowered linears and the live tensors with nothing compiled or run.
+
+Each check returns `Finding`s of kind `invariant:<name>` (call None, phase "static"); an empty list means it holds.
+The plan checks take a MemoryPlan, so a plan from planfuzz's planner and one rebuilt from any planner's output by
+`plan_from_linear` (tinygrad's own TinyJit included) go through the same code.
+
+An arena slice is keyed by (arena BUFFER, byte offset, byte size, dtype), read off the linear by `tg.parse_arena_slice`.
+"""
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Mapping
+from typing import Any
+
+from tinygrad import Tensor
+
+from oracle.findings import Finding
+from planner import tg
+from planner.memplan import MemoryPlan, PlannedBuffer, buffer_name, plan_from_linear
+from planner.stages import Lowered
+
+LIVE_PLANNED, OVERLAP, BOUNDS = "invariant:live-planned", "invariant:overlap", "invariant:bounds"
+READ_BEFORE_WRITE, INPUT_NOT_COPIED, GRAPH_ORDER = "invariant:read-before-write", "invariant:input-not-copied", "invariant:graph-order"
+
+SliceKey = tuple[Any, int, int, str]
+Resource = tuple[Any, int, float, str]  # (memory identity, first byte, end byte, name)
+
+
+def _finding(kind: str, subject: str, **details: Any) -> Finding: return Finding(kind, subject, None, "static", details)
+
+
+# ---------- slices, calls and names ----------
+
+def slice_key(u: Any) -> SliceKey | None:
+  """(arena, offset, nbytes, dtype) when u is an arena slice, else None."""
+  if (s := tg.parse_arena_slice(u)) is None: return None
+  return s[0], s[1], s[2], str(u.dtype)
+
+
+def _arg_slice_keys(arg: Any) -> list[SliceKey]:
+  """The arena slices one call argument names, through MSTACK/MSELECT for multi-device buffers."""
+  if (key := slice_key(arg)) is not None: return [key]
+  if arg.op in (tg.Ops.MSTACK, tg.Ops.MSELECT): return [k for s in arg.src for k in _arg_slice_keys(s)]
+  return []
+
+
+def planned_key(plan: MemoryPlan, p: PlannedBuffer) -> SliceKey:
+  """The slice a plan record says its buffer became."""
+  return plan.arenas[p.arena].buffer, p.offset, p.nbytes, p.dtype
+
+
+def _slice_name(key: SliceKey) -> str: return f"{buffer_name(key[0])}[{key[1]}:{key[1] + key[2]}]"
+def _bytes(p: PlannedBuffer) -> str: return f"[{p.offset}, {p.offset + p.nbytes})"
+def _steps(p: PlannedBuffer) -> str: return f"[{p.first}, {p.end}]"
+def _place(p: PlannedBuffer) -> str: return f"{p.name} in arena {p.arena} bytes {_bytes(p)} steps {_steps(p)}"
+def _arena_ok(plan: MemoryPlan, p: PlannedBuffer) -> bool: return 0 <= p.arena < len(plan.arenas)
+
+
+def _call_name(call: Any) -> str:
+  ast = call.src[0]
+  if ast.op is tg.Ops.PROGRAM: return str(ast.arg.name)
+  return ast.op.name.lower() + (f" {ast.arg}" if isinstance(ast.arg, str) else "")
+
+
+def is_graph_call(call: Any) -> bool:
+  """A batch of kernels made by graph-split: CALL(CUSTOM_FUNCTION 'graph', LINEAR of the batched calls)."""
+  return call.src[0].op is tg.Ops.CUSTOM_FUNCTION and call.src[0].arg == "graph"
+
+
+def flat_calls(linear: Any) -> list:
+  """The calls of a linear in run order, with every graph call replaced by the calls it batches."""
+  return [c for call in linear.src for c in (flat_calls(call.src[0].src[0]) if is_graph_call(call) else [call])]
+
+
+# ---------- 1. live tensors ----------
+
+def unnamed_live_tensors(named: Mapping[str, Any]) -> list[tuple[str, Tensor]]:
+  """Every live Tensor not among `named`, named by shape and dtype: lazy state the program kept where no path points.
+
+  With tinygrad 0.14.0's hold policy this adds no finding to a correct program: every tensor alive at lowering is held,
+  and a tensor made later can reach a capture-time buffer only through one of those.
+  """
+  seen = {id(t) for t in named.values()}
+  return [(f"live tensor {tuple(t.shape)} {t.dtype.name}", t) for t in tg.live_tensors() if id(t) not in seen]
+
+
+def live_buffer_planned(plan: MemoryPlan, live: Mapping[str, Tensor | None], unnamed: bool = True) -> list[Finding]:
+  """live-planned: no BUFFER a live tensor's graph reaches is planned into an arena.
+
+  Each replay rewrites the arena, so a lazy tensor reading such a buffer (a `.grad` left by backward(), #16571) sees
+  another buffer's bytes. `live` maps observable path -> Tensor (None values are skipped); with `unnamed`, every other
+  live Tensor is checked too (see `unnamed_live_tensors`). One finding per tensor, listing the planned buffers it reaches.
+  """
+  where = plan.by_buffer()
+  tensors = [(path, t) for path, t in live.items() if t is not None] + (unnamed_live_tensors(live) if unnamed else [])
+  found = []
+  for path, t in tensors:
+    hit = sorted((where[b] for b in tg.tensor_buffers(t) if b in where), key=lambda p: (p.arena, p.offset))
+    if hit: found.append(_finding(LIVE_PLANNED, path, buffers=[p.name for p in hit], planned=[_place(p) for p in hit]))
+  return found
+
+
+# ---------- 2. overlap ----------
+
+def _overlap(a: PlannedBuffer, b: PlannedBuffer) -> Finding:
+  """Blame the buffer that opens later: it was placed on bytes still in use."""
+  early, late = sorted((a, b), key=lambda p: (p.first, p.offset))
+  shared_bytes = f"[{max(a.offset, b.offset)}, {min(a.offset + a.nbytes, b.offset + b.nbytes)})"
+  return _finding(OVERLAP, late.name, other=early.name, arena=late.arena, bytes=_bytes(late), other_bytes=_bytes(early),
+                  steps=_steps(late), other_steps=_steps(early), shared_bytes=shared_bytes,
+                  shared_steps=f"[{max(a.first, b.first)}, {min(a.end, b.end)}]")
+
+
+def overlapping_lifetimes(plan: MemoryPlan) -> list[Finding]:
+  """overlap: two buffers of one arena that share bytes never occupy them at the same step.
+
+  A buffer occupies steps [first, last + hold] (copy-lane buffers are held on). Per arena, a sweep in offset order
+  compares each buffer only with those whose bytes reach it. Two records of the same buffer are not a pair.
+  """
+  by_arena: dict[int, list[PlannedBuffer]] = defaultdict(list)
+  for p in plan.buffers: by_arena[p.arena].append(p)
+  found = []
+  for bufs in by_arena.values():
+    active: list[PlannedBuffer] = []
+    for p in sorted((b for b in bufs if b.nbytes > 0), key=lambda b: (b.offset, b.first)):
+      active = [a for a in active if a.offset + a.nbytes > p.offset]
+      found += [_overlap(a, p) for a in active if a.buffer is not p.buffer and a.first <= p.end and p.first <= a.end]
+      active.append(p)
+  return found
+
+
+# ---------- 3. bounds ----------
+
+def _record_problems(plan: MemoryPlan, p: PlannedBuffer) -> list[str]:
+  arena = plan.arenas[p.arena]
+  problems = []
+  if p.offset < 0 or p.nbytes < 0 or p.offset + p.nbytes > arena.nbytes:
+    problems.append(f"bytes {_bytes(p)} outside arena {p.arena} of {arena.nbytes} bytes")
+  if tg.is_buffer(p.buffer):
+    if p.nbytes != (n := tg.buffer_nbytes(p.buffer)): problems.append(f"slice of {p.nbytes} bytes for a buffer of {n}")
+    if p.dtype != str(p.buffer.dtype): problems.append(f"slice dtype {p.dtype} for a buffer of {p.buffer.dtype}")
+  return problems
+
+
+def _records_in_bounds(plan: MemoryPlan) -> list[Finding]:
+  found = [_finding(BOUNDS, buffer_name(a.buffer), problems=[f"arena {k} recorded as {a.nbytes} bytes, its buffer has {n}"])
+           for k, a in enumerate(plan.arenas) if a.nbytes != (n := tg.buffer_nbytes(a.buffer))]
+  for p in plan.buffers:
+    problems = _record_problems(plan, p) if _arena_ok(plan, p) else [f"arena {p.arena} but the plan has {len(plan.arenas)}"]
+    if problems: found.append(_finding(BOUNDS, p.name, problems=problems, arena=p.arena, bytes=_bytes(p), steps=_steps(p)))
+  return found
+
+
+def _linear_matches_plan(plan: MemoryPlan, planned_linear: Any) -> list[Finding]:
+  """Every arena slice the linear uses is a plan record's slice, used within that record's [first, last]."""
+  owners: dict[SliceKey, list[PlannedBuffer]] = defaultdict(list)
+  for p in plan.buffers:
+    if _arena_ok(plan, p): owners[planned_key(plan, p)].append(p)
+  arenas = {a.buffer for a in plan.arenas}
+  stray: dict[SliceKey, list[int]] = defaultdict(list)
+  for step, call in enumerate(planned_linear.src):
+    for key in (k for arg in tg.call_args(call) for k in _arg_slice_keys(arg)):
+      if key[0] not in arenas and key[0] in plan.held: continue  # a held int8 buffer viewed by the program, not an arena
+      if not any(p.first <= step <= p.last for p in owners.get(key, [])): stray[key].append(step)
+  return [_finding(BOUNDS, _slice_name(key), steps=steps, arena_in_plan=key[0] in arenas, dtype=key[3],
+                   records=[_place(p) for p in owners.get(key, [])]) for key, steps in stray.items()]
+
+
+def slices_in_bounds(plan: MemoryPlan, planned_linear: Any) -> list[Finding]:
+  """bounds: every record's slice lies inside its arena and matches its buffer's size and dtype, every arena records its
+  buffer's real size, and every arena slice in the planned linear belongs to a record live at that step.
+
+  Slices of an int8 BUFFER that is not one of the plan's arenas are reported unless the buffer is held (a program's own
+  int8 buffer bitcast to another dtype looks like a slice).
+  """
+  return _records_in_bounds(plan) + _linear_matches_plan(plan, planned_linear)
+
+
+# ---------- 4. first access is a write ----------
+
+def _first_access_problem(plan: MemoryPlan, p: PlannedBuffer, planned_linear: Any) -> tuple[str, dict] | None:
+  call = planned_linear.src[p.first]
+  key = planned_key(plan, p)
+  idx = [k for k, arg in enumerate(tg.call_args(call)) if key in _arg_slice_keys(arg)]
+  written, read = tg.call_effects(call)
+  where = {"step": p.first, "call": _call_name(call), "args": idx, "written": list(written), "read": list(read)}
+  if not idx: return "its slice is not an argument of its first step", where
+  if not written and not read: return None  # a call whose effects tinygrad does not describe: nothing to check
+  if any(k in read for k in idx):
+    return ("read and written at its first step (in-place update of uninitialized memory)" if any(k in written for k in idx)
+            else "read before any write"), where
+  if not any(k in written for k in idx): return "not written at its first step", where
+  return None
+
+
+def first_access_writes(plan: MemoryPlan, planned_linear: Any) -> list[Finding]:
+  """read-before-write: at a planned buffer's first step, the call writes its slice and does not read it.
+
+  An arena slice holds whatever the previous occupant left, so a first read sees garbage. The record's slice is found
+  among the call's arguments by (arena, offset, nbytes, dtype), which works for planfuzz's plans and rebuilt ones alike;
+  calls whose effects are unknown (a custom function other than encdec) are not judged. A program that reads
+  `Tensor.empty` memory before writing it is flagged too: it reads uninitialized memory with or without a planner.
+  """
+  found = []
+  for p in plan.buffers:
+    if not (_arena_ok(plan, p) and 0 <= p.first < len(planned_linear.src)):
+      found.append(_finding(READ_BEFORE_WRITE, p.name, problem=f"first step {p.first} or arena {p.arena} is not in the plan"))
+    elif (problem := _first_access_problem(plan, p, planned_linear)) is not None:
+      found.append(_finding(READ_BEFORE_WRITE, p.name, problem=problem[0], slice=_slice_name(planned_key(plan, p)), **problem[1]))
+  return found
+
+
+# ---------- 5. written inputs are copied ----------
+
+def _param_slot(arg: Any) -> int | None:
+  """The input slot an argument is, or is a contiguous view of (contiguous_view only runs on arguments holding a PARAM)."""
+  if arg.op is tg.Ops.PARAM: return arg.arg.slot
+  if not any(u.op is tg.Ops.PARAM for u in arg.toposort()): return None
+  view = arg.contiguous_view()
+  base = arg if view is None else view[0]
+  return base.arg.slot if base.op is tg.Ops.PARAM else None
+
+
+def written_inputs_copied(lowered_final_linear: Any, copied: set, inputs: tuple) -> list[Finding]:
+  """input-not-copied: every explicit input the linear writes without reading is in the set copied before each replay.
+
+  What is checked: input slot k counts as written when some call (graph calls flattened) has an output argument index,
+  not also an input index of that call, whose argument is PARAM k or a contiguous view of it; this is tinygrad 0.14.0's
+  `CapturedJit._written_uops` rule (outs - ins per argument index) read on PARAM slots. Then `inputs[k]` (the
+  capture-time BUFFER) must be in `copied` (PlannedJit's `_copied`: the buffers `_run` replaces by copies).
+  What is not: reads through another argument index of the same call, non-contiguous views of an input, multi-device
+  inputs behind MSELECT, and calls whose effects are unknown (HCQ2's single 'hcq' call).
+  Why it fails: a PlannedJit whose copy set misses a written input (a mutant that skips the copy). Beware: tinygrad
+  0.14.0 builds its copy set from the linked linear, where inputs are PARAMs, so that set never holds an input and
+  PlannedJit's `_copied` (the same rule) never does either: this check flags every program that overwrites an input
+  without reading it, on real tinygrad too. That dead copy is what keeps such a JIT equal to eager (a copy would send
+  the write to a temporary and the caller's tensor would keep its old value), so `check_lowered` runs this check only
+  when it is given `copied`.
+  """
+  steps: dict[int, list[int]] = defaultdict(list)
+  for step, call in enumerate(flat_calls(lowered_final_linear)):
+    args, (outs, ins) = tg.call_args(call), tg.call_effects(call)
+    for k in sorted(set(outs) - set(ins)):
+      if (slot := _param_slot(args[k])) is not None: steps[slot].append(step)
+  found = []
+  for slot, at in sorted(steps.items()):
+    buf = inputs[slot] if slot < len(inputs) else None
+    if buf is None or buf not in copied:
+      found.append(_finding(INPUT_NOT_COPIED, buffer_name(buf) if buf is not None else f"input slot {slot}", slot=slot, steps=at,
+                            inputs=len(inputs), copied=sorted(buffer_name(b) for b in copied)))
+  return found
+
+
+# ---------- 6. graph split keeps the order ----------
+
+def _resources(arg: Any) -> list[Resource]:
+  """The memory one argument touches: exact bytes for arena slices, the whole buffer or input slot otherwise."""
+  if (key := slice_key(arg)) is not None: return [(key[0], key[1], key[1] + key[2], _slice_name(key))]
+  if arg.op in (tg.Ops.MSTACK, tg.Ops.MSELECT): return [r for s in arg.src for r in _resources(s)]
+  out: list[Resource] = []
+  for u in arg.toposort():
+    if u.op is tg.Ops.BUFFER: out.append((u, 0, math.inf, buffer_name(u)))
+    elif u.op is tg.Ops.PARAM: out.append((("input", u.arg.slot), 0, math.inf, f"input {u.arg.slot}"))
+  return out
+
+
+def _effects(call: Any) -> tuple[list[Resource], list[Resource]]:
+  args, (outs, ins) = tg.call_args(call), tg.call_effects(call)
+  return [r for k in outs for r in _resources(args[k])], [r for k in ins for r in _resources(args[k])]
+
+
+def _broken(i: int, j: int, calls: list, pos: list) -> list[Finding]:
+  """The dependencies between compiled calls i < j that running j first, as the graphed linear does, breaks."""
+  (wi, ri), (wj, rj) = _effects(calls[i]), _effects(calls[j])
+  kinds = (("read-after-write", wi, rj), ("write-after-read", ri, wj), ("write-after-write", wi, wj))
+  found, seen = [], set()
+  for kind, first, then in kinds:
+    for a in first:
+      for b in then:
+        if a[0] == b[0] and a[1] < b[2] and b[1] < a[2] and (kind, a[3]) not in seen:
+          seen.add((kind, a[3]))
+          found.append(_finding(GRAPH_ORDER, a[3], dependency=kind, before=f"step {i} {_call_name(calls[i])}",
+                                after=f"step {j} {_call_name(calls[j])}", graphed_positions=[pos[i], pos[j]]))
+  return found
+
+
+def _positions(calls: list, flat: list) -> list[int | None]:
+  """Where each compiled call sits in the flattened graphed linear, matched by identity (k-th copy to k-th copy)."""
+  at: dict[int, list[int]] = defaultdict(list)
+  for k, c in enumerate(flat): at[id(c)].append(k)
+  used: dict[int, int] = defaultdict(int)
+  pos: list[int | None] = []
+  for c in calls:
+    n, slots = used[id(c)], at.get(id(c), [])
+    pos.append(slots[n] if n < len(slots) else None)
+    used[id(c)] += 1
+  return pos
+
+
+def graph_split_preserves_order(compiled: Any, graphed: Any) -> list[Finding]:
+  """graph-order: flattening the graph calls gives exactly the compiled linear's calls, in the same order.
+
+  A call lost or invented is reported by step; a reordering is reported as each read-after-write, write-after-read
+  or write-after-write dependency it breaks (two calls conflict when they touch overlapping bytes of one buffer, arena
+  or input slot and one writes them). Reordering independent calls is harmless and not reported.
+  """
+  calls, flat = list(compiled.src), flat_calls(graphed)
+  if len(calls) == len(flat) and all(a is b for a, b in zip(calls, flat, strict=True)): return []
+  pos = _positions(calls, flat)
+  found = [_finding(GRAPH_ORDER, f"step {i} {_call_name(c)}", problem="compiled call missing from the graphed linear")
+           for i, (c, p) in enumerate(zip(calls, pos, strict=True)) if p is None]
+  matched = set(pos)
+  found += [_finding(GRAPH_ORDER, f"graphed position {k} {_call_name(c)}", problem="call not in the compiled linear")
+            for k, c in enumerate(flat) if k not in matched]
+  kept = [i for i, p in enumerate(pos) if p is not None]
+  for n, i in enumerate(kept):
+    found += [f for j in kept[n + 1:] if pos[j] < pos[i] for f in _broken(i, j, calls, pos)]
+  return found
+
+
+# ---------- all of them ----------
+
+def check_plan(plan: MemoryPlan, planned_linear: Any, live: Mapping[str, Tensor | None], unnamed: bool = True) -> list[Finding]:
+  """Invariants 1-4: what any planner's output must satisfy, whoever made it."""
+  return (live_buffer_planned(plan, live, unnamed) + overlapping_lifetimes(plan) + slices_in_bounds(plan, planned_linear)
+          + first_access_writes(plan, planned_linear))
+
+
+def check_lowered(lowered: Lowered, live: Mapping[str, Tensor | None], copied: set | None = None, unnamed: bool = True) -> list[Finding]:
+  """Every invariant of one lowering: the plan checks, the input copies when `copied` is given, and graph-split order
+  when the lowering was compiled (a static lowering has `compiled is planned` and nothing to split)."""
+  found = check_plan(lowered.plan, lowered.planned, live, unnamed)
+  if copied is not None: found += written_inputs_copied(lowered.final, copied, lowered.inputs)
+  if lowered.compiled is not lowered.planned: found += graph_split_preserves_order(lowered.compiled, lowered.final)
+  return found
+
+
+def check_tinyjit_record(rec: tg.TinyJitLowering, live: Mapping[str, Tensor | None], unnamed: bool = True) -> list[Finding]:
+  """Invariants 1-4 on a plan tinygrad's own TinyJit made, rebuilt from what `tg.spy_tinyjit` recorded."""
+  if rec.planned is None or rec.parametrized is None: raise ValueError("check_tinyjit_record: the record has no planner output")
+  return check_plan(plan_from_linear(rec.planned, rec.parametrized, rec.held), rec.planned, live, unnamed)
