@@ -21,6 +21,7 @@ class Target:
   kind: str = "planner"
   policy: str = "live-tensors"
   planner: str = "planfuzz"
+  graph: str = "tinygrad"  # planner target: the graph splitter
   knobs: tuple[tuple[str, int], ...] = ()  # tinygrad Context values for the whole run, e.g. (("JIT", 2),)
   prune: bool | None = None  # None: as the program asks
   poison: bool = True  # planner target: fill arenas with a sentinel before every run of the lowered linear
@@ -28,8 +29,8 @@ class Target:
   def __post_init__(self) -> None:
     if self.kind not in TARGET_KINDS: raise TargetError(f"unknown target {self.kind!r}: choose one of {', '.join(TARGET_KINDS)}")
     if self.kind == "planner":  # fail on a bad policy or planner now, with the plugin error, not in the middle of a run
-      from planner import get_planner, get_policy
-      get_policy(self.policy), get_planner(self.planner)
+      from planner import get_graph_splitter, get_planner, get_policy
+      get_policy(self.policy), get_planner(self.planner), get_graph_splitter(self.graph)
 
   def wrap(self, step: Callable[..., Any], prune: bool) -> Callable[..., Any]:
     prune = prune if self.prune is None else self.prune
@@ -38,7 +39,16 @@ class Target:
       return TinyJit(step, prune=prune)
     from oracle.poison import poison_arenas
     from planner import PlannedJit
-    return PlannedJit(step, prune=prune, policy=self.policy, planner=self.planner, before_run=poison_arenas if self.poison else None)
+    return PlannedJit(step, prune=prune, policy=self.policy, planner=self.planner, graph_splitter=self.graph,
+                      before_run=poison_arenas if self.poison else None)
+
+  @classmethod
+  def for_mutant(cls, name: str) -> Target:
+    """The planner target with one mutant (planner/mutants.py) in place of the default stage it replaces."""
+    from planner.mutants import MUTANTS
+    if name not in MUTANTS: raise TargetError(f"unknown mutant {name!r}: choose one of {', '.join(MUTANTS)}")
+    field = {"planner": "planner", "policy": "policy", "graph": "graph"}[MUTANTS[name].kind]
+    return cls(**{field: name})
 
   @property
   def context(self) -> dict[str, int]: return dict(self.knobs)
@@ -47,5 +57,6 @@ class Target:
 
   def describe(self) -> str:
     knobs = " ".join(f"{k}={v}" for k, v in self.knobs)
-    what = "tinygrad TinyJit" if self.kind == "tinyjit" else f"PlannedJit(policy={self.policy}, planner={self.planner})"
+    graph = "" if self.graph == "tinygrad" else f", graph={self.graph}"
+    what = "tinygrad TinyJit" if self.kind == "tinyjit" else f"PlannedJit(policy={self.policy}, planner={self.planner}{graph})"
     return f"{what}{' ' + knobs if knobs else ''}{'' if self.prune is None else f' prune={self.prune}'}"

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
-from planner import tg
+from planner import stages, tg
 from planner.policies import DEFAULT_POLICY, HoldContext, Policy, get_policy
-from planner.stages import DEFAULT_PLANNER, Lowered, Planner, get_planner, lower, prune, written_buffers
+from planner.stages import Lowered, lower, prune, written_buffers
 
 R = TypeVar("R")
 
@@ -23,11 +23,13 @@ def realize_returned(ret: Any) -> None:
 
 class PlannedJit(Generic[R]):
   def __init__(self, fn: Callable[..., R], prune: bool = False, policy: str | Policy = DEFAULT_POLICY,
-               planner: str | Planner = DEFAULT_PLANNER, before_run: Callable[[Lowered], None] | None = None) -> None:
+               planner: str | stages.Planner = stages.DEFAULT_PLANNER, before_run: Callable[[Lowered], None] | None = None,
+               graph_splitter: str | stages.GraphSplitter = stages.DEFAULT_GRAPH_SPLITTER) -> None:
     """before_run, when given, sees the lowering before capture's run and before each replay (the oracle poisons arenas there)."""
     self.fn, self.prune, self.before_run = fn, prune, before_run
     self.policy_name, self.policy = get_policy(policy)
-    self.planner_name, self.planner = get_planner(planner)
+    self.planner_name, self.planner = stages.get_planner(planner)
+    self.graph_splitter_name, self.graph_splitter = stages.get_graph_splitter(graph_splitter)
     self.cnt = 0
     self.lowered: Lowered | None = None
     self._linear: Any = None
@@ -60,7 +62,7 @@ class PlannedJit(Generic[R]):
       captured, once = prune(captured, inputs.buffers)
       tg.run_linear(once, inputs.var_vals)
     held = self.policy(HoldContext(ret, captured, tuple(inputs.buffers)))
-    self.lowered = lower(captured, held, inputs.buffers, self.planner)
+    self.lowered = lower(captured, held, inputs.buffers, self.planner, graph_splitter=self.graph_splitter)
     self._linear = tg.link_linear(self.lowered.final)
     self._copied = written_buffers(self._linear)
     self._ret, self._expected = ret, (inputs.names, inputs.info)

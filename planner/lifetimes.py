@@ -10,14 +10,13 @@ from planner import tg
 
 @dataclass(frozen=True)
 class Lifetime:
+  """Steps [first, last] a buffer is used at. copy: it appears in a COPY call, so it goes to the copy lane; hold:
+  extra steps it stays reserved after `last` (copy-lane buffers, for as long again as they live, so copies never
+  wait on later compute)."""
   first: int
   last: int
-  copy: bool  # appears in a COPY call: it goes to the copy lane
-
-  @property
-  def hold(self) -> int:
-    """Copy-lane buffers stay reserved for as long again as they live, so copies never wait on later compute."""
-    return self.last - self.first + 1 if self.copy else 0
+  copy: bool
+  hold: int = 0
 
 
 def plannable(buf: Any, held: set | frozenset) -> bool:
@@ -36,4 +35,4 @@ def lifetimes(linear: Any, can_plan: Callable[[Any], bool]) -> dict[Any, Lifetim
       first.setdefault(buf, step)
       last[buf] = step
       if tg.is_copy(call): copies.add(buf)
-  return {b: Lifetime(first[b], last[b], b in copies) for b in first}
+  return {b: Lifetime(first[b], last[b], b in copies, last[b] - first[b] + 1 if b in copies else 0) for b in first}

@@ -7,6 +7,8 @@ and each piece (lifetimes, events, placement, rewrite) is a small function a mut
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from planner import tg
@@ -29,14 +31,26 @@ def events(lives: dict[Any, Lifetime]) -> list[tuple[int, bool, Any]]:
   return sorted(opens + closes, key=lambda e: (e[0], e[1]))
 
 
-def place(lives: dict[Any, Lifetime], block: int = tg.ARENA_BLOCK) -> tuple[dict[Any, int], dict[Lane, int]]:
+@dataclass(frozen=True)
+class Packing:
+  """The knobs of the packer. The defaults are tinygrad 0.14.0's; planner mutants change one each."""
+  block: int = tg.ARENA_BLOCK
+  size: Callable[[Any], int] = tg.buffer_nbytes  # bytes a buffer takes when placing it
+  lifetime: Callable[[Lifetime], Lifetime] = lambda life: life  # the lifetime placement believes
+
+
+DEFAULT_PACKING = Packing()
+
+
+def place(lives: dict[Any, Lifetime], packing: Packing = DEFAULT_PACKING) -> tuple[dict[Any, int], dict[Lane, int]]:
   """Byte offsets for every buffer and the size of every lane's arena, by a TLSF allocator per lane."""
-  rounded = {b: round_up(tg.buffer_nbytes(b), block) for b in lives}
+  block = packing.block
+  rounded = {b: round_up(packing.size(b), block) for b in lives}
   capacity = sum(rounded.values()) * 2
   allocators: dict[Lane, Any] = defaultdict(lambda: tg.TLSFAllocator(capacity, block_size=block, lv2_cnt=tg.TLSF_LV2))
   peaks: dict[Lane, int] = defaultdict(int)
   offsets: dict[Any, int] = {}
-  for _, opens, buf in events(lives):
+  for _, opens, buf in events({b: packing.lifetime(life) for b, life in lives.items()}):
     lane = lane_of(buf, lives[buf])
     if opens:
       offsets[buf] = allocators[lane].alloc(rounded[buf])
@@ -45,11 +59,13 @@ def place(lives: dict[Any, Lifetime], block: int = tg.ARENA_BLOCK) -> tuple[dict
   return offsets, {lane: round_up(peak, block) for lane, peak in peaks.items()}
 
 
-def plan_memory(linear: Any, held: set | frozenset) -> tuple[Any, MemoryPlan]:
-  """Plan `linear` keeping `held` buffers where they are; returns the rewritten linear and its MemoryPlan."""
+def plan_memory(linear: Any, held: set | frozenset, packing: Packing = DEFAULT_PACKING) -> tuple[Any, MemoryPlan]:
+  """Plan `linear` keeping `held` buffers where they are; returns the rewritten linear and its MemoryPlan.
+
+  The plan records each buffer's true lifetime in the linear, whatever the packing believed."""
   lives = lifetimes(linear, lambda b: plannable(b, held))
   if tg.memory_planner_off() or not lives: return linear, MemoryPlan((), (), frozenset(held))
-  offsets, sizes = place(lives)
+  offsets, sizes = place(lives, packing)
   lanes = list(sizes)
   arenas = tuple(Arena(tg.new_buffer(dev, sizes[(dev, lane)]), dev, lane, sizes[(dev, lane)]) for dev, lane in lanes)
   planned = tuple(PlannedBuffer(b, lane_of(b, life)[0], int(life.copy), lanes.index(lane_of(b, life)), offsets[b], tg.buffer_nbytes(b),

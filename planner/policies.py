@@ -46,4 +46,6 @@ DEFAULT_POLICY = "live-tensors"
 
 
 def get_policy(spec: str | Policy) -> tuple[str, Policy]:
-  return resolve(spec, POLICIES, "policy")
+  """A built-in policy, a policy mutant (planner/mutants.py), or a user's `module:function`."""
+  from planner.mutants import of_kind
+  return resolve(spec, of_kind("policy") | POLICIES, "policy")

@@ -18,6 +18,9 @@ from planner.plugins import PlanfuzzUsageError, resolve
 Planner = Callable[[Any, set], Any]
 PLANNERS: dict[str, Planner] = {"planfuzz": planfuzz_planner, "tinygrad": tg.tinygrad_memory_plan}
 DEFAULT_PLANNER = "planfuzz"
+GraphSplitter = Callable[[Any], Any]
+GRAPH_SPLITTERS: dict[str, GraphSplitter] = {"tinygrad": tg.tinygrad_graph_split}
+DEFAULT_GRAPH_SPLITTER = "tinygrad"
 
 
 class PlannerError(RuntimeError):
@@ -38,7 +41,14 @@ class Lowered:
 
 
 def get_planner(spec: str | Planner) -> tuple[str, Planner]:
-  return resolve(spec, PLANNERS, "planner")
+  """A built-in planner, a planner mutant (planner/mutants.py), or a user's `module:function`."""
+  from planner.mutants import of_kind
+  return resolve(spec, PLANNERS | of_kind("planner"), "planner")
+
+
+def get_graph_splitter(spec: str | GraphSplitter) -> tuple[str, GraphSplitter]:
+  from planner.mutants import of_kind
+  return resolve(spec, GRAPH_SPLITTERS | of_kind("graph"), "graph splitter")
 
 
 def parametrize(linear: Any, inputs: tuple | list) -> Any:
@@ -65,20 +75,20 @@ def compile_stage(linear: Any) -> Any:
   return tg.compile_linear(linear)
 
 
-def graph_split(linear: Any) -> Any:
-  """Batch runs of kernels into graph calls (only with JIT<2 and a device that has a graph)."""
-  return linear if tg.jit_level() >= 2 else tg.tinygrad_graph_split(linear)
+def graph_split(linear: Any, splitter: str | GraphSplitter = DEFAULT_GRAPH_SPLITTER) -> Any:
+  """Batch runs of kernels into graph calls (only with JIT<2; tinygrad's splitter only where the device has a graph)."""
+  return linear if tg.jit_level() >= 2 else get_graph_splitter(splitter)[1](linear)
 
 
 def lower(linear: Any, held: set | frozenset, inputs: tuple | list, planner: str | Planner = DEFAULT_PLANNER,
-          compile: bool = True) -> Lowered:
+          compile: bool = True, graph_splitter: str | GraphSplitter = DEFAULT_GRAPH_SPLITTER) -> Lowered:
   """All stages in order; with compile=False stop after planning (the static path: nothing compiled or run)."""
   if not tg.is_linear(linear): raise PlanfuzzUsageError(f"lower() takes a LINEAR UOp, got {type(linear).__name__}")
   held = frozenset(held)
   parametrized = parametrize(linear, inputs)
   planned, memplan = plan(parametrized, held, planner)
   compiled = compile_stage(planned) if compile else planned
-  final = graph_split(compiled) if compile else planned
+  final = graph_split(compiled, graph_splitter) if compile else planned
   return Lowered(linear, parametrized, planned, compiled, final, memplan, held, tuple(inputs))
 
 

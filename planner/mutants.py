@@ -1,0 +1,82 @@
+"""Planner mutants: bugs a planner author could plausibly write, each a small documented variant.
+
+They exist to prove the fuzzer's power: each is selectable by name as a planner (`--planner lifetime-short`),
+a policy (`--policy grads-only`) or a graph splitter, and the fuzzer must kill every one of them.
+A mutant that only PlannedJit's replay could have (a written input not copied) has no 0.14.0 counterpart:
+inputs are PARAMs after parametrize, so no input is ever in the copied set (see oracle/invariants.py).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from planner import tg
+from planner.packer import Packing, plan_memory
+from planner.policies import HoldContext, allocated_only, returned_only
+
+
+@dataclass(frozen=True)
+class Mutant:
+  name: str
+  doc: str
+  kind: str  # planner, policy or graph
+  fn: Callable
+
+
+def _packing_planner(packing: Packing) -> Callable[[Any, set], Any]:
+  return lambda linear, held: plan_memory(linear, held, packing)[0]
+
+
+def held_ignored_on_one_device(linear: Any, held: set) -> Any:
+  """Held buffers are honoured only on the first device the linear uses: a copy target on CPU:1 gets packed."""
+  devices = [d for call in linear.src for arg in tg.call_args(call) for b in tg.arg_buffers(arg) for d in tg.devices_of(b)]
+  first = devices[0] if devices else None
+  return plan_memory(linear, {b for b in held if tg.devices_of(b)[0] == first})[0]
+
+
+def grads_only(ctx: HoldContext) -> set:
+  """Holds returned tensors and every live `.grad`, but not other lazy escapes (tensors kept in a list)."""
+  grads = {u for t in tg.live_tensors() if (g := getattr(t, "grad", None)) is not None for u in tg.tensor_buffers(g)}
+  return returned_only(ctx) | grads
+
+
+def own_buffers_only(ctx: HoldContext) -> set:
+  """Holds each live tensor's own buffer, but not the buffers its lazy graph reads (#16571 generalised)."""
+  return tg.allocated_buffers() | returned_only(ctx) | {t.uop.base for t in tg.live_tensors() if tg.is_buffer(t.uop.base)}
+
+
+def reorder_dependent(linear: Any) -> Any:
+  """Graph-split that swaps the first pair of adjacent calls where the second reads what the first writes."""
+  calls = list(linear.src)
+  for i in range(len(calls) - 1):
+    (outs, _), (_, ins) = tg.call_effects(calls[i]), tg.call_effects(calls[i + 1])
+    written = {b for k in outs for b in tg.arg_buffers(tg.call_args(calls[i])[k])} | {tg.call_args(calls[i])[k] for k in outs}
+    read = {b for k in ins for b in tg.arg_buffers(tg.call_args(calls[i + 1])[k])} | {tg.call_args(calls[i + 1])[k] for k in ins}
+    if written & read:
+      calls[i], calls[i + 1] = calls[i + 1], calls[i]
+      break
+  return tg.make_linear(calls)
+
+
+MUTANTS: dict[str, Mutant] = {m.name: m for m in [
+  Mutant("lifetime-short", "a buffer's lifetime ends one step before its last use", "planner",
+         _packing_planner(Packing(lifetime=lambda life: replace(life, last=max(life.first, life.last - 1))))),
+  Mutant("free-at-first-use", "a buffer is freed right after its first use", "planner",
+         _packing_planner(Packing(lifetime=lambda life: replace(life, last=life.first)))),
+  Mutant("no-copy-hold", "copy-lane buffers are freed at their last use (the hold is dropped)", "planner",
+         _packing_planner(Packing(lifetime=lambda life: replace(life, hold=0)))),
+  Mutant("element-sizes", "byte sizes computed from element counts (itemsize forgotten)", "planner",
+         _packing_planner(Packing(size=tg.buffer_size))),
+  Mutant("unaligned", "offsets packed back to back with 1-byte granularity, not aligned to the dtype", "planner",
+         _packing_planner(Packing(block=1))),
+  Mutant("held-one-device", held_ignored_on_one_device.__doc__ or "", "planner", held_ignored_on_one_device),
+  Mutant("returned-only", "tinygrad 0.13.0's held set: only returned tensors (#16571)", "policy", returned_only),
+  Mutant("allocated-only", "only already-allocated buffers are held: returned tensors are packed too", "policy", allocated_only),
+  Mutant("grads-only", grads_only.__doc__ or "", "policy", grads_only),
+  Mutant("own-buffers-only", own_buffers_only.__doc__ or "", "policy", own_buffers_only),
+  Mutant("reorder-dependent", reorder_dependent.__doc__ or "", "graph", reorder_dependent),
+]}
+
+
+def of_kind(kind: str) -> dict[str, Callable]: return {m.name: m.fn for m in MUTANTS.values() if m.kind == kind}
