@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from oracle.attribution import attribute
-from oracle.compare import Verdict, judge
+from oracle.compare import Verdict, error_text, judge
 from oracle.findings import Finding
-from oracle.runs import SAME_BUFFER, OnCapture, reference, returned_paths, run
+from oracle.runs import SAME_BUFFER, OnCapture, Trace, reference, returned_paths, run
 from oracle.subject import Program, Subject
 from oracle.targets import Target
 
@@ -44,16 +45,33 @@ def static_checks(target: Target, found: list[Finding]) -> Iterator[OnCapture | 
     yield real
 
 
-def check(program: Program, target: Target, calls: int = DEFAULT_CALLS, mode: str = SAME_BUFFER, static: bool = True,
-          blame: bool = True) -> Verdict:
-  """Judge `program` under `target`: every undocumented difference from the reference, and every unsound plan."""
+@dataclass
+class Judged:
+  """A verdict with the two traces behind it, so attribution can be asked for later (it costs three more runs)."""
+  verdict: Verdict
+  ref: Trace
+  got: Trace | None
+
+
+def judge_program(program: Program, target: Target, calls: int = DEFAULT_CALLS, mode: str = SAME_BUFFER, static: bool = True) -> Judged:
+  """Reference run, target run (with the static invariants at capture), and the judge's verdict, unattributed."""
   ref = reference(program, calls, mode)
+  if ref.error is not None: return Judged(Verdict(rejected=f"eager: {error_text(ref.error)}"), ref, None)  # invalid: no target run
   found: list[Finding] = []
   with (static_checks(target, found) if static else contextlib.nullcontext()) as hook:
     got = run(program, target.wrap, calls, mode, target.context, on_capture=hook)
   verdict = judge(ref, got, mode)
-  if verdict.rejected is not None: return verdict
-  verdict.findings = found + verdict.findings
-  return attribute(program, target, calls, mode, ref, got, verdict) if blame and verdict.findings else verdict
+  if verdict.rejected is None: verdict.findings = found + verdict.findings
+  return Judged(verdict, ref, got)
 
 
+def blame(program: Program, target: Target, calls: int, mode: str, judged: Judged) -> Verdict:
+  """The verdict with every finding blamed on a stage (see oracle/attribution.py)."""
+  v = judged.verdict
+  if v.rejected is not None or not v.findings or judged.got is None: return v
+  return attribute(program, target, calls, mode, judged.ref, judged.got, v)
+
+
+def check(program: Program, target: Target, calls: int = DEFAULT_CALLS, mode: str = SAME_BUFFER, static: bool = True) -> Verdict:
+  """Judge `program` under `target`: every undocumented difference from the reference, and every unsound plan, blamed."""
+  return blame(program, target, calls, mode, judge_program(program, target, calls, mode, static))

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from oracle.findings import ALL_ZEROS, JIT_ERROR, NON_FINITE, STALE, WRONG_VALUES, Finding
-from oracle.runs import FRESH, Trace, phase
+from oracle.runs import FRESH, CallRecord, Trace, phase
 
 TOLERANCES = {8: (1e-9, 1e-12), 4: (1e-5, 1e-6), 2: (1e-2, 1e-3)}
 MAX_SHOWN = 3
@@ -40,18 +40,18 @@ def close(got: np.ndarray, want: np.ndarray) -> np.ndarray:
   return np.isclose(got.astype(np.float64), want.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True)
 
 
-def classify(got: np.ndarray, want: np.ndarray, earlier: list[np.ndarray]) -> str:
-  """all-zeros beats non-finite beats stale (equal to an earlier call's value) beats plain wrong values."""
-  if got.size and not got.any() and want.any(): return ALL_ZEROS
-  if got.dtype.kind == "f" and (~np.isfinite(got) & np.isfinite(want)).any(): return NON_FINITE
-  if any(e.shape == got.shape and close(got, e).all() for e in earlier): return STALE
-  return WRONG_VALUES
+def classify(got: np.ndarray, want: np.ndarray, earlier: list[tuple[int, np.ndarray]]) -> tuple[str, int | None]:
+  """all-zeros beats non-finite beats stale (equal to an earlier call's value: which one) beats plain wrong values."""
+  if got.size and not got.any() and want.any(): return ALL_ZEROS, None
+  if got.dtype.kind == "f" and (~np.isfinite(got) & np.isfinite(want)).any(): return NON_FINITE, None
+  same = [k for k, e in earlier if e.shape == got.shape and close(got, e).all()]
+  return (STALE, same[0]) if same else (WRONG_VALUES, None)
 
 
 def mismatch_details(got: np.ndarray, want: np.ndarray) -> dict:
   bad = ~close(got, want)
   g, w = got.astype(np.float64), want.astype(np.float64)
-  with np.errstate(invalid="ignore", divide="ignore"):
+  with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
     abs_err = np.nan_to_num(np.abs(g - w), nan=np.inf)  # a NaN where a number was expected is infinitely wrong
     rel_err = abs_err / np.maximum(np.abs(w), np.finfo(np.float64).tiny)
   idx = [tuple(int(i) for i in ix) for ix in np.argwhere(bad)[:MAX_SHOWN]]
@@ -60,11 +60,16 @@ def mismatch_details(got: np.ndarray, want: np.ndarray) -> dict:
           "examples": [(ix, float(got[ix]), float(want[ix])) for ix in idx]}
 
 
-def compare_value(path: str, call: int, got: np.ndarray, want: np.ndarray, earlier: list[np.ndarray]) -> Finding | None:
+def compare_value(path: str, call: int, got: np.ndarray, want: np.ndarray, earlier: list[tuple[int, np.ndarray]],
+                  lazy: bool = False) -> Finding | None:
+  """A finding when `got` differs from `want`; its details say whether the observable was a lazy escape, and for a
+  stale value which earlier call's value it shows."""
   if got.shape != want.shape:
-    return Finding(WRONG_VALUES, path, call, phase(call), {"shape": got.shape, "expected_shape": want.shape})
+    return Finding(WRONG_VALUES, path, call, phase(call), {"shape": got.shape, "expected_shape": want.shape, "lazy": lazy})
   if close(got, want).all(): return None
-  return Finding(classify(got, want, earlier), path, call, phase(call), mismatch_details(got, want))
+  kind, equals = classify(got, want, earlier)
+  extra = {"lazy": lazy} | ({"equals_call": equals} if equals is not None else {})
+  return Finding(kind, path, call, phase(call), mismatch_details(got, want) | extra)
 
 
 def error_text(e: BaseException) -> str: return f"{type(e).__name__}: {e}"
@@ -91,20 +96,26 @@ def judge(ref: Trace, got: Trace, mode: str) -> Verdict:
   if got.error is not None and is_rejection(got.error): return Verdict(rejected=f"jit: {error_text(got.error)}")
   verdict = Verdict()
   frozen = frozen_at_capture(got, mode)
-  history: dict[str, list[np.ndarray]] = {}
+  history: dict[str, list[tuple[int, np.ndarray]]] = {}
   for want, have in zip(ref.calls, [c for c in got.calls if c.error is None], strict=False):
     for path, value in want.values.items():
-      if path not in have.values:
-        verdict.findings.append(Finding(WRONG_VALUES, path, have.index, phase(have.index), {"missing": "not observable in the target run"}))
-        continue
-      if mode == FRESH and path in have.lazy and have.index >= 1:  # call 0 runs eagerly: defined
-        verdict.skipped["lazy escape with fresh inputs"] += 1
-        continue
-      expected = ref.calls[1].values[path] if path in frozen and have.index >= 2 else value
-      verdict.compared += 1
-      if (f := compare_value(path, have.index, have.values[path], expected, history.get(path, []))) is not None: verdict.findings.append(f)
-      history.setdefault(path, []).append(have.values[path])
+      if (f := judge_value(ref, have, path, value, mode, frozen, history, verdict)) is not None: verdict.findings.append(f)
   if got.error is not None:
     call = len(got.calls) - 1
     verdict.findings.append(Finding(JIT_ERROR, "step", call, phase(call), {"error": error_text(got.error)}))
   return verdict
+
+
+def judge_value(ref: Trace, have: CallRecord, path: str, value: np.ndarray, mode: str, frozen: frozenset[str],
+                history: dict[str, list[tuple[int, np.ndarray]]], verdict: Verdict) -> Finding | None:
+  """One observable at one call: skipped where the JIT leaves it undefined, else compared with what it must be."""
+  k = have.index
+  if path not in have.values: return Finding(WRONG_VALUES, path, k, phase(k), {"missing": "not observable in the target run"})
+  if mode == FRESH and path in have.lazy and k >= 1:  # call 0 runs eagerly: defined
+    verdict.skipped["lazy escape with fresh inputs"] += 1
+    return None
+  expected = ref.calls[1].values[path] if path in frozen and k >= 2 else value
+  verdict.compared += 1
+  finding = compare_value(path, k, have.values[path], expected, history.get(path, []), path in have.lazy)
+  history.setdefault(path, []).append((k, have.values[path]))
+  return finding

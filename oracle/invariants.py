@@ -82,7 +82,13 @@ def unnamed_live_tensors(named: Mapping[str, Any]) -> list[tuple[str, Tensor]]:
   and a tensor made later can reach a capture-time buffer only through one of those.
   """
   seen = {id(t) for t in named.values()}
-  return [(f"live tensor {tuple(t.shape)} {t.dtype.name}", t) for t in tg.live_tensors() if id(t) not in seen]
+  return [(f"live tensor {_shape_text(t)} {t.dtype.name}", t) for t in tg.live_tensors() if id(t) not in seen]
+
+
+def _shape_text(t: Tensor) -> str:
+  """A live tensor may be the wreck of a failed op (a broadcast that raised): its shape then raises too."""
+  try: return str(tuple(t.shape))
+  except (IndexError, RuntimeError, ValueError): return "(no shape)"
 
 
 def live_buffer_planned(plan: MemoryPlan, live: Mapping[str, Tensor | None], unnamed: bool = True) -> list[Finding]:

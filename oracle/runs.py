@@ -75,18 +75,18 @@ class _Inputs:
     return self.kept[i].assign(Tensor(arr)).realize()
 
 
-def input_views(ret: Any, inputs: list) -> frozenset[str]:
-  """Returned tensors that are pure views of an explicit input (no kernel made them): a JIT hands back the
-  capture-time object, so with fresh inputs its replays show the capture call's data (documented)."""
+def input_views(named: dict[str, Tensor], inputs: list) -> frozenset[str]:
+  """Observables that are pure views of an explicit input (no kernel made them), returned or kept: a JIT hands
+  back the capture-time object, so with fresh inputs its replays show the capture call's data (documented)."""
   bases = {t.uop.base for t in inputs if isinstance(t, Tensor)}
-  return frozenset(p for p, t in returned_paths(ret) if t.uop.base in bases)
+  return frozenset(p for p, t in named.items() if t.uop.base in bases)
 
 
 def snapshot(ret: Any, subject: Subject, inputs: list) -> CallRecord:
   named = dict(returned_paths(ret)) | {p: t for p, t in subject.observe().items() if isinstance(t, Tensor)}
   lazy = frozenset(p for p, t in named.items() if not t.uop.is_realized)
   assigns = frozenset(p for p in lazy if named[p].uop.op.name in PENDING_ASSIGN_OPS)
-  return CallRecord(-1, {p: t.numpy().copy() for p, t in named.items()}, lazy, input_views(ret, inputs), assigns)
+  return CallRecord(-1, {p: t.numpy().copy() for p, t in named.items()}, lazy, input_views(named, inputs), assigns)
 
 
 OnCapture = Callable[[Any, Subject, Any], None]  # (jitted step, subject, returned value), right after call 1
@@ -106,9 +106,12 @@ def run(program: Program, wrap: Wrap | None, calls: int, mode: str = SAME_BUFFER
       try:
         args = to_tensors(subject.inputs(k, ret))
         ret = step(*args)
-        if k == 1 and on_capture is not None: on_capture(step, subject, ret)
-        record = snapshot(ret, subject, args)
       except Exception as e:  # a program's error is data: the judge decides whether it is a rejection or a finding
+        records.append(CallRecord(k, error=e))
+        break
+      if k == 1 and on_capture is not None: on_capture(step, subject, ret)  # the oracle's own errors are never data
+      try: record = snapshot(ret, subject, args)
+      except Exception as e:
         records.append(CallRecord(k, error=e))
         break
       record.index = k

@@ -1,0 +1,78 @@
+"""Run one program through a target next to the oracle's reference, and keep the numbers a fuzz session reports.
+
+The summary is printed at the end of every pytest session, so a run that found nothing still shows how much it
+ran, what it rejected and why, and how long an example took.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from fuzz.interpret import to_subject
+from fuzz.known_bugs import known_bug, maybe_known
+from fuzz.program import Program
+from oracle.check import blame, judge_program
+from oracle.compare import Verdict
+from oracle.targets import Target
+
+KNOWN = "known tinygrad bug"
+
+
+def check(program: Program, target: Target, mode: str, calls: int, attribute: bool = False) -> Verdict:
+  """The oracle's verdict on `target` running `program` for `calls` calls with inputs in `mode`, static invariants
+  included. Findings are blamed on a stage when `attribute` is set, or when one may be a known tinygrad bug (telling
+  needs the blame); those that are known move to the verdict's skipped counts."""
+  factory = lambda: to_subject(program)
+  judged = judge_program(factory, target, calls, mode)
+  if not (attribute or any(maybe_known(f) for f in judged.verdict.findings)): return judged.verdict
+  verdict = blame(factory, target, calls, mode, judged)
+  unknown = []
+  for f in verdict.findings:
+    if (bug := known_bug(f)) is None: unknown.append(f)
+    else: verdict.skipped[f"{KNOWN} {bug.name}"] += 1
+  verdict.findings = unknown
+  return verdict
+
+
+def reason_class(rejected: str) -> str:
+  """A rejection reason without its numbers and shapes, so equal causes count together."""
+  return re.sub(r"\d+", "N", rejected.splitlines()[0])[:120]
+
+
+@dataclass
+class Stats:
+  examples: int = 0
+  compared: int = 0
+  rejected: Counter = field(default_factory=Counter)
+  findings: Counter = field(default_factory=Counter)
+  skipped: Counter = field(default_factory=Counter)
+  seconds: list[float] = field(default_factory=list)
+  repros: list[str] = field(default_factory=list)
+  first_finding: int | None = None  # the example (1-based) that first found something: how big a budget it took
+
+  def record(self, verdict: Verdict, seconds: float) -> None:
+    self.examples += 1
+    self.compared += verdict.compared
+    self.seconds.append(seconds)
+    self.skipped.update(verdict.skipped)
+    if verdict.rejected is not None: self.rejected[reason_class(verdict.rejected)] += 1
+    self.findings.update(f.kind for f in verdict.findings)
+    if verdict.findings and self.first_finding is None: self.first_finding = self.examples
+
+  def summary(self) -> list[str]:
+    if not self.examples: return ["no fuzz examples ran"]
+    total, n_rej = sum(self.seconds), sum(self.rejected.values())
+    median = sorted(self.seconds)[len(self.seconds) // 2]
+    lines = [f"{self.examples} examples in {total:.1f}s ({self.examples / total:.2f}/s, median {median * 1e3:.0f} ms, "
+             f"max {max(self.seconds):.2f}s); {self.compared} observables compared",
+             f"rejected: {n_rej} ({100 * n_rej / self.examples:.1f}%)", *(f"  {n} x {why}" for why, n in self.rejected.most_common())]
+    found = ", ".join(f"{n} x {k}" for k, n in self.findings.most_common())
+    lines.append(f"findings: {found}, first at example {self.first_finding} (counts include shrinking)" if found else "findings: none")
+    if self.skipped: lines.append("skipped: " + ", ".join(f"{n} x {k}" for k, n in self.skipped.items()))
+    lines += [f"repro: {p}" for p in self.repros]
+    return lines
+
+
+STATS = Stats()
+

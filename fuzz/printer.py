@@ -1,0 +1,97 @@
+"""Write a failing program as a standalone repro script: rebuild, run reference and JIT, compare, exit 1 on a mismatch.
+
+For the `tinyjit` target the script needs only tinygrad and numpy (it is meant to be pasted into a tinygrad bug
+report), so the few oracle rules it needs are inlined: snapshot after every call, realize the reference's returned
+tensors together as TinyJit does, skip lazy escapes with fresh inputs, and compare with the capture call's value
+what the JIT documents as frozen then (a pending assign made at capture; a returned view of a fresh input).
+For the `planner` target it builds planfuzz's PlannedJit through the same `oracle.targets.Target` (its repr is a
+constructor call), so every knob of the target (policy, planner, graph splitter, arena poisoning) carries over.
+"""
+from __future__ import annotations
+
+import inspect
+
+from fuzz.interpret import data
+from fuzz.program import Program
+from fuzz.render import program_lines
+from oracle.findings import Finding
+from oracle.runs import REFERENCE_CONTEXT
+from oracle.targets import Target
+
+HARNESS = '''
+def paths(ret, path="ret"):
+  if isinstance(ret, Tensor): yield path, ret
+  elif isinstance(ret, (list, tuple)):
+    for i, x in enumerate(ret): yield from paths(x, f"{path}[{i}]")
+
+
+def run(jit):
+  """Call the step CALLS times; after each call snapshot every observable: (value, lazy, pending assign, input view)."""
+  step, observe, inputs = build()
+  step = make_jit(step) if jit else step
+  args, calls = [], []
+  for k in range(CALLS):
+    arrays = inputs(k)
+    fresh = MODE == "fresh" or not args
+    args = [Tensor(a).realize() for a in arrays] if fresh else [t.assign(Tensor(a)).realize() for t, a in zip(args, arrays)]
+    ret = step(*args)
+    if not jit and (ts := get_parameters(ret)): Tensor.realize(*ts)  # TinyJit realizes the returned tensors together
+    bases = {t.uop.base for t in args}
+    named = dict(paths(ret)) | {p: t for p, t in observe().items() if t is not None}
+    calls.append({p: (t.numpy().copy(), not t.uop.is_realized, not t.uop.is_realized and t.uop.op.name in ("AFTER", "ASSIGN"),
+                      t.uop.base in bases) for p, t in named.items()})
+  return calls
+
+
+def close(got, want):
+  if want.dtype.kind != "f": return got == want
+  rtol, atol = {8: (1e-9, 1e-12), 4: (1e-5, 1e-6)}.get(want.dtype.itemsize, (1e-2, 1e-3))
+  return np.isclose(got.astype(np.float64), want.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True)
+
+
+def main():
+  with Context(**REFERENCE): ref = run(False)
+  with Context(**KNOBS): got = run(True)
+  bad = 0
+  for k, (want, have) in enumerate(zip(ref, got)):
+    for path, (value, *_) in want.items():
+      if path not in have:
+        print(f"MISMATCH {path} at call {k}: not observable after the JIT call"); bad += 1; continue
+      g, lazy, _, _ = have[path]
+      if MODE == "fresh" and lazy: continue  # a lazy escape's value is defined only with inputs refilled in place
+      _, _, pending, view = got[1][path]
+      expect = ref[1][path][0] if k >= 2 and (pending or (MODE == "fresh" and view)) else value  # documented: frozen at capture
+      ok = g.shape == expect.shape and close(g, expect).all()
+      if not ok:
+        err = "shape " + str(g.shape) if g.shape != expect.shape else f"max abs err {np.abs(g.astype(np.float64) - expect).max():.4g}"
+        when = ["eager", "capture"][k] if k < 2 else f"replay {k - 1}"
+        print(f"MISMATCH {path} at call {k} ({when}): {err}; jit {g.ravel()[:4]} ref {expect.ravel()[:4]}")
+        bad += 1
+  print(f"{bad} mismatches" if bad else f"OK: the JIT agrees with the reference on every observable over {CALLS} calls")
+  sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+  main()
+'''
+
+
+def jit_lines(target: Target, prune: bool) -> list[str]:
+  """TinyJit itself, or planfuzz's PlannedJit built by the very Target (policy, planner, graph splitter, poisoning)."""
+  if target.kind == "tinyjit": return [f"make_jit = lambda step: TinyJit(step, prune={prune if target.prune is None else target.prune})"]
+  return ["from oracle.targets import Target  # planfuzz: PlannedJit with this policy and planner", "",
+          f"TARGET = {target!r}", f"make_jit = lambda step: TARGET.wrap(step, {prune})"]
+
+
+def to_script(program: Program, target: Target, mode: str, calls: int, finding: Finding | None = None) -> str:
+  """A script that exits 1 when `target` differs from the reference on `program`, printing each mismatch."""
+  about = finding.message if finding is not None else "(no finding recorded)"
+  head = ["#!/usr/bin/env python3", f'"""planfuzz repro: {target.describe()}, inputs {mode}, {calls} calls.', "",
+          "Runs the step below with the JIT and memory planner off (the reference) and under the JIT, snapshots every",
+          "observable after each call and compares. Exit status 1: the JIT differs (reproduced); 0: it agrees.",
+          '"""', *(f"# finding: {line}" for line in about.splitlines()),
+          "import sys", "", "import numpy as np", "from tinygrad import Context, Tensor, TinyJit, nn",
+          "from tinygrad.nn.state import get_parameters", *jit_lines(target, program.prune), "",
+          f"MODE, CALLS = {mode!r}, {calls}", f"REFERENCE, KNOBS = {REFERENCE_CONTEXT!r}, {target.context!r}", "", ""]
+  build = ["def build():", *("  " + line for line in program_lines(program)), "  return step, observe, inputs"]
+  return "\n".join(head) + inspect.getsource(data) + "\n\n" + "\n".join(build) + "\n\n" + HARNESS

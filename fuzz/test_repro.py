@@ -1,0 +1,62 @@
+"""A written repro script, run in a fresh process, reproduces the finding it was written for, and only that.
+
+The program is tinygrad#16571's mechanism on a matmul: forward through a non-returned contiguous buffer, two
+backward() calls with `.grad = None` between, the grad left lazy, a reduction returned, inputs refilled in place.
+Under the `returned-only` policy (0.13.0's held set) the lazy grad reads arena memory; under 0.14.0's it is right.
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fuzz.driver import check
+from fuzz.printer import to_script
+from fuzz.program import Backward, Leaf, Op, Program
+from oracle.runs import SAME_BUFFER
+from oracle.targets import Target
+
+CALLS = 5
+LAZY_GRAD = Program(
+  params=(Leaf("p0", (4, 4), seed=1),), inputs=(Leaf("x0", (4, 4), seed=2),), state=(),
+  body=(Op("permute", ("x0", (1, 0)), "v0"), Op("contiguous", ("v0",), "v1"), Op("matmul", ("v1", "p0"), "v2"),
+        Op("relu", ("v2",), "v3"), Op("sum", ("v3", 0, False), "v4")),
+  backward=(Backward("v3"), Backward("v3", 0.5, clear=("p0",))), returns="v4")
+# the script must not reach planfuzz: a tinyjit repro is pasted into tinygrad bug reports
+NO_PLANFUZZ = ("import runpy, sys; sys.modules.update(planner=None, oracle=None, fuzz=None); "
+               "runpy.run_path(sys.argv[1], run_name='__main__')")
+
+
+def run_script(tmp_path: Path, text: str, *python_args: str) -> subprocess.CompletedProcess:
+  path = tmp_path / "repro.py"
+  path.write_text(text)
+  return subprocess.run([sys.executable, *python_args, str(path)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+
+
+@pytest.fixture(scope="module")
+def finding():
+  verdict = check(LAZY_GRAD, Target(policy="returned-only"), SAME_BUFFER, CALLS)
+  assert verdict.rejected is None and verdict.findings, "returned-only must get the lazy grad wrong"
+  return verdict.findings[0]
+
+
+def test_returned_only_repro_reproduces(tmp_path: Path, finding) -> None:
+  assert finding.subject == "p0.grad"
+  out = run_script(tmp_path, to_script(LAZY_GRAD, Target(policy="returned-only"), SAME_BUFFER, CALLS, finding))
+  assert out.returncode == 1, out.stdout + out.stderr
+  assert "MISMATCH p0.grad" in out.stdout
+
+
+def test_default_policy_repro_prints_ok(tmp_path: Path, finding) -> None:
+  assert check(LAZY_GRAD, Target(), SAME_BUFFER, CALLS).ok
+  out = run_script(tmp_path, to_script(LAZY_GRAD, Target(), SAME_BUFFER, CALLS, finding))
+  assert out.returncode == 0 and "OK" in out.stdout, out.stdout + out.stderr
+
+
+def test_tinyjit_repro_needs_only_tinygrad(tmp_path: Path, finding) -> None:
+  text = to_script(LAZY_GRAD, Target("tinyjit"), SAME_BUFFER, CALLS, finding)
+  assert "from planner" not in text and "import planner" not in text
+  out = run_script(tmp_path, text, "-c", NO_PLANFUZZ)
+  assert out.returncode == 0 and "OK" in out.stdout, out.stdout + out.stderr
