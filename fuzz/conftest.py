@@ -1,6 +1,7 @@
 """pytest plumbing for `pytest fuzz/`: planfuzz's options, its Hypothesis profiles, and the end-of-session summary.
 
-Options: --target planner|tinyjit (default planner), --policy (live-tensors), --planner (planfuzz), --replays (3;
+Options: --target planner|tinyjit|static (default planner), --policy (live-tensors), --planner (planfuzz), --graph
+(tinygrad), --replays (3;
 each program runs replays + 2 calls: eager, capture, replays), --mode same-buffer|fresh|both (both: drawn per
 example), --repro-dir (fuzz-failures/), --examples (overrides the profile's max_examples). A bad target, policy or
 planner stops the session before anything runs, with the plugin's own message.
@@ -27,7 +28,6 @@ from hypothesis.errors import InvalidArgument
 from fuzz.driver import STATS
 from oracle.runs import MODES
 from oracle.targets import Target, TargetError
-from planner import PlanfuzzUsageError
 
 BOTH = "both"
 _COMMON = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large], "print_blob": True}
@@ -51,7 +51,8 @@ FUZZ_KEY = pytest.StashKey[FuzzConfig]()
 
 def pytest_addoption(parser: pytest.Parser) -> None:
   group = parser.getgroup("planfuzz", "planfuzz JIT fuzzer")
-  group.addoption("--target", default="planner", help="JIT under test: planner (planfuzz's PlannedJit) or tinyjit (default planner)")
+  group.addoption("--target", default="planner", help="JIT under test: planner (PlannedJit), tinyjit (tinygrad's own), static (plans only)")
+  group.addoption("--graph", default="tinygrad", help="planner target's graph splitter: a name or module:function (default tinygrad)")
   group.addoption("--policy", default="live-tensors", help="held-buffer policy for the planner target (default live-tensors)")
   group.addoption("--planner", default="planfuzz", help="planner target's memory planner: a name or module:function (default planfuzz)")
   group.addoption("--replays", type=int, default=3, help="replays per program after the eager and capture calls (default 3)")
@@ -62,8 +63,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def _config(config: pytest.Config) -> FuzzConfig:
   opt = config.getoption
-  try: target = Target(opt("target"), policy=opt("policy"), planner=opt("planner"))
-  except (TargetError, PlanfuzzUsageError) as e: raise pytest.UsageError(f"planfuzz: {e}") from e
+  try: target = Target(opt("target"), policy=opt("policy"), planner=opt("planner"), graph=opt("graph"))
+  except TargetError as e: raise pytest.UsageError(f"planfuzz: {e}") from e
   if opt("mode") not in (*MODES, BOTH):
     raise pytest.UsageError(f"planfuzz: unknown --mode {opt('mode')!r}: choose one of {', '.join(MODES)}, {BOTH}")
   if opt("replays") < 1: raise pytest.UsageError("planfuzz: --replays must be at least 1 (a replay is where planner bugs show)")

@@ -24,6 +24,9 @@ def check(program: Program, target: Target, mode: str, calls: int, attribute: bo
   included. Findings are blamed on a stage when `attribute` is set, or when one may be a known tinygrad bug (telling
   needs the blame); those that are known move to the verdict's skipped counts."""
   factory = lambda: to_subject(program)
+  if target.kind == "static":
+    from oracle.static import check_static  # needs planfuzz's planner, so a supported tinygrad
+    return check_static(factory, target)
   judged = judge_program(factory, target, calls, mode)
   if not (attribute or any(maybe_known(f) for f in judged.verdict.findings)): return judged.verdict
   verdict = blame(factory, target, calls, mode, judged)

@@ -6,6 +6,8 @@ findings are plain data, each blamed on a stage.
 from __future__ import annotations
 
 import contextlib
+import functools
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -25,13 +27,20 @@ def live_paths(subject: Subject, ret: Any) -> dict[str, Any]:
   return dict(returned_paths(ret)) | {p: t for p, t in subject.observe().items() if t is not None}
 
 
+@functools.cache
+def static_unavailable(why: str) -> None:
+  """Said once per process: the static invariants need planfuzz's adapter, which this tinygrad does not support."""
+  print(f"planfuzz: static plan invariants skipped: {why.splitlines()[0]}", file=sys.stderr)
+
+
 @contextlib.contextmanager
 def static_checks(target: Target, found: list[Finding]) -> Iterator[OnCapture | None]:
   """An on_capture hook that runs the static invariants on the plan just made; None where they cannot run."""
   try:
     from oracle import invariants
     from planner import tg
-  except ImportError:  # an unsupported tinygrad: the dynamic comparison still runs
+  except ImportError as e:  # an unsupported tinygrad: the dynamic comparison still runs
+    static_unavailable(str(e))
     yield None
     return
   if target.kind == "planner":

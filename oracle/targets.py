@@ -1,7 +1,8 @@
 """Targets: the JITs the oracle judges, as plain data, so any run can be repeated with one knob changed.
 
 `tinyjit` is the installed tinygrad's own TinyJit and uses only tinygrad's public API (it runs on any tinygrad
-from 0.12.0 on); `planner` is planfuzz's PlannedJit with a policy and a planner, imported only when used.
+from 0.12.0 on); `planner` is planfuzz's PlannedJit with a policy and a planner, imported only when used;
+`static` captures and plans with that policy and planner, checks the invariants, and runs nothing (oracle/static.py).
 """
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-TARGET_KINDS = ("planner", "tinyjit")
+TARGET_KINDS = ("planner", "tinyjit", "static")
 
 
 class TargetError(ValueError):
@@ -28,11 +29,15 @@ class Target:
 
   def __post_init__(self) -> None:
     if self.kind not in TARGET_KINDS: raise TargetError(f"unknown target {self.kind!r}: choose one of {', '.join(TARGET_KINDS)}")
-    if self.kind == "planner":  # fail on a bad policy or planner now, with the plugin error, not in the middle of a run
-      from planner import get_graph_splitter, get_planner, get_policy
-      get_policy(self.policy), get_planner(self.planner), get_graph_splitter(self.graph)
+    if self.kind != "tinyjit":  # fail on a bad policy or planner now, with the plugin error, not in the middle of a run
+      try:
+        from planner import get_graph_splitter, get_planner, get_policy
+        get_policy(self.policy), get_planner(self.planner), get_graph_splitter(self.graph)
+      except ImportError as e: raise TargetError(f"the {self.kind} target needs planfuzz's planner: {e}") from e
+      except ValueError as e: raise TargetError(str(e)) from e  # PlanfuzzUsageError: an unknown name or a bad plugin
 
   def wrap(self, step: Callable[..., Any], prune: bool) -> Callable[..., Any]:
+    if self.kind == "static": raise TargetError("the static target runs nothing: use oracle.static.check_static")
     prune = prune if self.prune is None else self.prune
     if self.kind == "tinyjit":
       from tinygrad import TinyJit
@@ -58,5 +63,6 @@ class Target:
   def describe(self) -> str:
     knobs = " ".join(f"{k}={v}" for k, v in self.knobs)
     graph = "" if self.graph == "tinygrad" else f", graph={self.graph}"
-    what = "tinygrad TinyJit" if self.kind == "tinyjit" else f"PlannedJit(policy={self.policy}, planner={self.planner}{graph})"
+    planned = f"(policy={self.policy}, planner={self.planner}{graph})"
+    what = {"tinyjit": "tinygrad TinyJit", "static": f"static plan check{planned}"}.get(self.kind, f"PlannedJit{planned}")
     return f"{what}{' ' + knobs if knobs else ''}{'' if self.prune is None else f' prune={self.prune}'}"

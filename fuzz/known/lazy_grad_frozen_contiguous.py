@@ -30,7 +30,7 @@ def run(jit: bool) -> list[np.ndarray]:
 
 with Context(JIT=0, NO_MEMORY_PLANNER=1): want = run(False)
 got = run(True)
-bad = [k for k, (w, g) in enumerate(zip(want, got)) if not np.array_equal(w, g)]
+bad = [k for k, (w, g) in enumerate(zip(want, got, strict=True)) if not np.array_equal(w, g)]
 for k in bad: print(f"MISMATCH p.grad at call {k}: jit {got[k][:4]} eager {want[k][:4]}")
 print(f"{len(bad)} mismatches" if bad else "OK")
 sys.exit(1 if bad else 0)

@@ -1,0 +1,42 @@
+"""The static path: capture one call, lower it without compiling, and check the plan's invariants.
+
+Nothing is compiled or run (the capture hook collects every schedule instead of running it), so a planner or
+policy is checked at the speed of Python. The capture is of the program's first call: a real JIT captures its
+second, after an eager call, which differs only where the first call creates state (lazy grads from call 0).
+"""
+from __future__ import annotations
+
+from tinygrad import Tensor
+
+from oracle.compare import Verdict, error_text
+from oracle.runs import FRESH, _Inputs
+from oracle.subject import Program
+from oracle.targets import Target
+
+
+def check_static(program: Program, target: Target) -> Verdict:
+  """The invariants on `target`'s plan for `program` (the planner target's policy and planner)."""
+  from oracle.invariants import check_lowered
+  from planner import get_planner, get_policy, lower, tg
+  from planner.jit import realize_returned
+  from planner.policies import HoldContext
+  from planner.stages import prune
+  subject = program()
+  try:
+    args = _Inputs(FRESH)(subject.inputs(0, None))
+    with tg.capturing() as collector:
+      ret = subject.step(*args)
+      realize_returned(ret)
+  except Exception as e:  # invalid programs are rejected, as in the dynamic path
+    return Verdict(rejected=f"capture: {error_text(e)}")
+  if not collector.linears: return Verdict(rejected="capture: nothing to capture")
+  captured = tg.make_linear([c for linear in collector.linears for c in linear.src])
+  inputs = [t.uop.base for t in args if isinstance(t, Tensor)]
+  once: set = set()
+  if subject.prune if target.prune is None else target.prune:  # the one-time calls would run now: their buffers exist
+    captured, one_time = prune(captured, inputs)
+    once = {b for call in one_time.src for arg in tg.call_args(call) for b in tg.arg_buffers(arg)}
+  held = get_policy(target.policy)[1](HoldContext(ret, captured, tuple(inputs))) | once
+  lowered = lower(captured, held, inputs, get_planner(target.planner)[1], compile=False)
+  live = {p: t for p, t in subject.observe().items() if t is not None}
+  return Verdict(findings=check_lowered(lowered, live), compared=len(lowered.plan.buffers))
