@@ -6,7 +6,7 @@ STAMP := $(VENV)/.planfuzz-installed
 SEED ?= 0
 export CACHEDB ?= $(CURDIR)/.cache/tinygrad.db
 
-.PHONY: setup test fuzz lint clean
+.PHONY: setup test fuzz lint clean reproduce-16571 venv-0.13
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,8 +24,21 @@ test: setup
 fuzz: setup
 	$(BIN)/pytest fuzz/ -q -p no:cacheprovider --hypothesis-seed=$(SEED)
 
+# tinygrad 0.13.0 (with bug #16571) in a venv of its own, planfuzz installed without its pinned dependencies
+VENV13 ?= .venv-0.13
+$(VENV13)/.planfuzz-installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV13)
+	$(VENV13)/bin/pip install -q tinygrad==0.13.0 numpy hypothesis pytest networkx
+	$(VENV13)/bin/pip install -q --no-deps -e .
+	touch $@
+
+venv-0.13: $(VENV13)/.planfuzz-installed
+
+reproduce-16571: setup venv-0.13
+	$(BIN)/python scripts/reproduce_16571.py --old $(VENV13)/bin/python --new $(BIN)/python
+
 lint: setup
 	$(BIN)/ruff check .
 
 clean:
-	rm -rf $(VENV) .cache fuzz-failures
+	rm -rf $(VENV) $(VENV13) .cache fuzz-failures
