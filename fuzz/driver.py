@@ -51,6 +51,7 @@ class Stats:
   findings: Counter = field(default_factory=Counter)
   skipped: Counter = field(default_factory=Counter)
   seconds: list[float] = field(default_factory=list)
+  run_seconds: float = 0.0  # of those, spent running the programs themselves (reference and target)
   repros: list[str] = field(default_factory=list)
   first_finding: int | None = None  # the example (1-based) that first found something: how big a budget it took
 
@@ -58,6 +59,7 @@ class Stats:
     self.examples += 1
     self.compared += verdict.compared
     self.seconds.append(seconds)
+    self.run_seconds += verdict.run_seconds
     self.skipped.update(verdict.skipped)
     if verdict.rejected is not None: self.rejected[reason_class(verdict.rejected)] += 1
     self.findings.update(f.kind for f in verdict.findings)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -64,12 +65,16 @@ class Judged:
 
 def judge_program(program: Program, target: Target, calls: int = DEFAULT_CALLS, mode: str = SAME_BUFFER, static: bool = True) -> Judged:
   """Reference run, target run (with the static invariants at capture), and the judge's verdict, unattributed."""
+  start = time.perf_counter()
   ref = reference(program, calls, mode)
-  if ref.error is not None: return Judged(Verdict(rejected=f"eager: {error_text(ref.error)}"), ref, None)  # invalid: no target run
+  if ref.error is not None:  # invalid: no target run
+    return Judged(Verdict(rejected=f"eager: {error_text(ref.error)}", run_seconds=time.perf_counter() - start), ref, None)
   found: list[Finding] = []
   with (static_checks(target, found) if static else contextlib.nullcontext()) as hook:
     got = run(program, target.wrap, calls, mode, target.context, on_capture=hook)
+  seconds = time.perf_counter() - start
   verdict = judge(ref, got, mode)
+  verdict.run_seconds = seconds
   if verdict.rejected is None: verdict.findings = found + verdict.findings
   return Judged(verdict, ref, got)
 

@@ -25,6 +25,7 @@ class Verdict:
   rejected: str | None = None
   compared: int = 0
   skipped: Counter = field(default_factory=Counter)
+  run_seconds: float = 0.0  # spent running the programs (reference and target), for the fuzzer's overhead figure
 
   @property
   def ok(self) -> bool: return not self.findings

@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""planfuzz's benchmark: prints a JSON report and a readable table (a script, not a test).
+
+Figures: static programs checked per second; differential examples per second with a warm kernel cache and the
+fuzzer's overhead ratio (campaign wall time / time spent running the programs: reference and JIT); for every planner
+mutant and for #16571 on tinygrad 0.13.0, examples and seconds to the first finding (median and max over seeds,
+each in a fresh process, timed from process start); peak resident memory and its growth over a long campaign.
+Goals on a 2-core machine: static >= 20/s, differential >= 2/s, overhead <= 1.5, #16571 median <= 30 s,
+every mutant killed in a median <= 60 s, growth <= 200 MB over 1000 examples.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from fuzz.campaign import run_campaign  # noqa: E402
+from oracle.targets import Target  # noqa: E402
+from planner.mutants import MUTANTS  # noqa: E402
+
+
+def rss_mb() -> float:
+  with open("/proc/self/status") as f:
+    return next(int(line.split()[1]) for line in f if line.startswith("VmRSS")) / 1024
+
+
+def rate(target: Target, seed: int, examples: int) -> dict:
+  run_campaign(target, seed + 1000, min(examples, 40), stop_at_finding=False)  # warm the kernel cache
+  start = time.perf_counter()
+  c = run_campaign(target, seed, examples, stop_at_finding=False)
+  wall = time.perf_counter() - start
+  return {"examples": c.stats.examples, "per_second": c.stats.examples / wall, "overhead": wall / max(c.stats.run_seconds, 1e-9),
+          "findings": sum(c.stats.findings.values())}
+
+
+def first_finding(python: str, target: str, mutant: str | None, seed: int, examples: int) -> dict:
+  cmd = [python, str(ROOT / "bench/first_finding.py"), "--target", target, "--seed", str(seed), "--examples", str(examples)]
+  out = subprocess.run(cmd + (["--mutant", mutant] if mutant else []), cwd=ROOT, capture_output=True, text=True,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+  if out.returncode != 0: return {"found": False, "error": out.stderr.strip().splitlines()[-1:]}
+  return json.loads(out.stdout)
+
+
+def summarize(runs: list[dict]) -> dict:
+  found = [r for r in runs if r.get("found")]
+  secs = [r["seconds_from_start"] if r.get("found") else float("inf") for r in runs]
+  return {"killed": f"{len(found)}/{len(runs)}", "median_s": statistics.median(secs), "max_s": max(secs),
+          "median_examples": statistics.median(r.get("examples", 0) if r.get("found") else float("inf") for r in runs),
+          "kinds": sorted({k for r in found for k in r.get("kinds", [])})}
+
+
+def memory(examples: int) -> dict:
+  c0 = run_campaign(Target(), 7, 50, stop_at_finding=False)
+  base = rss_mb()
+  run_campaign(Target(), 8, examples, stop_at_finding=False)
+  return {"examples": examples + c0.stats.examples, "rss_after_warmup_mb": base, "rss_end_mb": rss_mb(),
+          "growth_mb": rss_mb() - base, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def main() -> None:
+  ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  ap.add_argument("--seeds", type=int, default=5)
+  ap.add_argument("--examples", type=int, default=100, help="examples for the rate figures")
+  ap.add_argument("--budget", type=int, default=300, help="examples allowed to find a mutant or #16571")
+  ap.add_argument("--memory-examples", type=int, default=1000)
+  ap.add_argument("--old-python", default=str(ROOT / ".venv-0.13/bin/python"), help="a python with tinygrad 0.13.0")
+  ap.add_argument("--skip", nargs="*", default=[], choices=["rates", "mutants", "16571", "memory"])
+  args = ap.parse_args()
+  report: dict = {}
+  if "rates" not in args.skip:
+    report["static"] = rate(Target("static"), 0, args.examples * 2)
+    report["differential"] = rate(Target(), 0, args.examples)
+  if "mutants" not in args.skip:
+    report["mutants"] = {}
+    for name, m in MUTANTS.items():
+      kind = "planner" if m.kind == "graph" else "static"  # graph-split runs only when compiling: dynamic
+      runs = [first_finding(sys.executable, kind, name, s, args.budget) for s in range(args.seeds)]
+      if not all(r.get("found") for r in runs) and kind == "static":
+        runs = [first_finding(sys.executable, "planner", name, s, args.budget) for s in range(args.seeds)]
+      report["mutants"][name] = summarize(runs) | {"target": runs[0].get("target", kind)}
+  if "16571" not in args.skip and Path(args.old_python).exists():
+    report["16571_on_0.13.0"] = summarize([first_finding(args.old_python, "tinyjit", None, s, args.budget) for s in range(args.seeds)])
+  if "memory" not in args.skip: report["memory"] = memory(args.memory_examples)
+  print(json.dumps(report, indent=1, default=str))
+  print_table(report)
+
+
+def print_table(report: dict) -> None:
+  rows = []
+  if "static" in report: rows.append(("static programs/s", f"{report['static']['per_second']:.1f}", ">= 20"))
+  if "differential" in report:
+    d = report["differential"]
+    rows += [("differential examples/s (warm)", f"{d['per_second']:.2f}", ">= 2"), ("overhead ratio", f"{d['overhead']:.2f}", "<= 1.5")]
+  for name, m in report.get("mutants", {}).items():
+    rows.append((f"mutant {name}", f"{m['killed']} killed, median {m['median_s']:.1f}s / max {m['max_s']:.1f}s", "median <= 60 s"))
+  if (r := report.get("16571_on_0.13.0")) is not None:
+    rows.append(("#16571 on 0.13.0", f"{r['killed']} found, median {r['median_s']:.1f}s / max {r['max_s']:.1f}s", "median <= 30 s"))
+  if (m := report.get("memory")) is not None:
+    mem = f"peak {m['peak_mb']:.0f} MB, growth {m['growth_mb']:.0f} MB"
+    rows.append((f"memory over {m['examples']} examples", mem, "growth <= 200 MB"))
+  width = max(len(r[0]) for r in rows) if rows else 0
+  for what, value, goal in rows: print(f"{what:<{width}}  {value:<45}  goal {goal}")
+
+
+if __name__ == "__main__":
+  main()
