@@ -28,7 +28,8 @@ class PlannedJit(Generic[R]):
     """before_run, when given, sees the lowering before capture's run and before each replay (the oracle poisons arenas there)."""
     self.fn, self.prune, self.before_run = fn, prune, before_run
     self.policy_name, self.policy = get_policy(policy)
-    self.planner_name, self.planner = stages.get_planner(planner)
+    self.planner_name, self.planner = stages.get_planner(planner)  # resolved now to fail early; lowered by its name
+    self._planner_spec = planner
     self.graph_splitter_name, self.graph_splitter = stages.get_graph_splitter(graph_splitter)
     self.cnt = 0
     self.lowered: Lowered | None = None
@@ -62,7 +63,7 @@ class PlannedJit(Generic[R]):
       captured, once = prune(captured, inputs.buffers)
       tg.run_linear(once, inputs.var_vals)
     held = self.policy(HoldContext(ret, captured, tuple(inputs.buffers)))
-    self.lowered = lower(captured, held, inputs.buffers, self.planner, graph_splitter=self.graph_splitter)
+    self.lowered = lower(captured, held, inputs.buffers, self._planner_spec, graph_splitter=self.graph_splitter)
     self._linear = tg.link_linear(self.lowered.final)
     self._copied = written_buffers(self._linear)
     self._ret, self._expected = ret, (inputs.names, inputs.info)
