@@ -82,10 +82,13 @@ def input_views(named: dict[str, Tensor], inputs: list) -> frozenset[str]:
   return frozenset(p for p, t in named.items() if t.uop.base in bases)
 
 
-def snapshot(ret: Any, subject: Subject, inputs: list) -> CallRecord:
+def snapshot(ret: Any, subject: Subject, inputs: list, together: bool = False) -> CallRecord:
+  """Every observable's value after a call. `together` realizes the lazy ones in one schedule first (each read of
+  a lazy tensor schedules anew): only for eager runs, where one read or many give the same values."""
   named = dict(returned_paths(ret)) | {p: t for p, t in subject.observe().items() if isinstance(t, Tensor)}
   lazy = frozenset(p for p, t in named.items() if not t.uop.is_realized)
   assigns = frozenset(p for p in lazy if named[p].uop.op.name in PENDING_ASSIGN_OPS)
+  if together and lazy: Tensor.realize(*{id(named[p]): named[p] for p in lazy}.values())
   return CallRecord(-1, {p: t.numpy().copy() for p, t in named.items()}, lazy, input_views(named, inputs), assigns)
 
 
@@ -93,7 +96,7 @@ OnCapture = Callable[[Any, Subject, Any], None]  # (jitted step, subject, return
 
 
 def run(program: Program, wrap: Wrap | None, calls: int, mode: str = SAME_BUFFER, context: dict | None = None,
-        on_capture: OnCapture | None = None) -> Trace:
+        on_capture: OnCapture | None = None, eager_reads: bool = False) -> Trace:
   """Build a fresh instance of `program`, call it `calls` times (jitted by `wrap`, or eagerly), snapshot each call.
 
   `context` is a tinygrad Context for the whole run; the reference passes JIT=0, NO_MEMORY_PLANNER=1.
@@ -110,7 +113,7 @@ def run(program: Program, wrap: Wrap | None, calls: int, mode: str = SAME_BUFFER
         records.append(CallRecord(k, error=e))
         break
       if k == 1 and on_capture is not None: on_capture(step, subject, ret)  # the oracle's own errors are never data
-      try: record = snapshot(ret, subject, args)
+      try: record = snapshot(ret, subject, args, eager_reads)
       except Exception as e:
         records.append(CallRecord(k, error=e))
         break
@@ -131,4 +134,4 @@ def eager(step: Callable[..., Any], prune: bool = False) -> Callable[..., Any]:
 
 def reference(program: Program, calls: int, mode: str = SAME_BUFFER, planner_on: bool = False) -> Trace:
   """What is correct: the program with the JIT off and the memory planner off (or on, as a second reference)."""
-  return run(program, eager, calls, mode, {"JIT": 0} if planner_on else REFERENCE_CONTEXT)
+  return run(program, eager, calls, mode, {"JIT": 0} if planner_on else REFERENCE_CONTEXT, eager_reads=True)
