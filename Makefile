@@ -6,7 +6,7 @@ STAMP := $(VENV)/.planfuzz-installed
 SEED ?= 0
 export CACHEDB ?= $(CURDIR)/.cache/tinygrad.db
 
-.PHONY: setup test fuzz lint clean reproduce-16571 venv-0.13
+.PHONY: setup test fuzz lint clean reproduce-16571 venv-0.13 gpu-check
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,9 @@ venv-0.13: $(VENV13)/.planfuzz-installed
 
 reproduce-16571: setup venv-0.13
 	$(BIN)/python scripts/reproduce_16571.py --old $(VENV13)/bin/python --new $(BIN)/python
+
+gpu-check: setup
+	DEV=$${DEV:-CUDA} scripts/gpu_check.sh
 
 lint: setup
 	$(BIN)/ruff check .

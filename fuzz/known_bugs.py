@@ -25,15 +25,15 @@ class KnownBug:
 
 
 def _frozen_lazy_escape(f: Finding) -> bool:
-  """A lazy escape that shows the capture call's value on a replay (whatever the blame)."""
-  return f.kind == STALE and bool(f.details.get("lazy")) and f.details.get("equals_call") == 1
+  """A tensor left lazy by the capture call that shows the capture call's value on a replay (whatever the blame)."""
+  return f.kind == STALE and bool(f.details.get("lazy_at_capture")) and f.details.get("equals_call") == 1
 
 
 KNOWN_BUGS: tuple[KnownBug, ...] = (
-  KnownBug("lazy-grad-frozen-contiguous",
-           "the first read of a lazy .grad made at capture realizes the .contiguous() in its graph into a fresh buffer "
-           "that replays never write, so later reads show the capture call's value",
-           KNOWN_DIR / "lazy_grad_frozen_contiguous.py", _frozen_lazy_escape),
+  KnownBug("lazy-escape-frozen-on-read",
+           "the first read of a tensor left lazy by the capture call (a .grad, a tensor kept outside the step) realizes "
+           "it, or the .contiguous() in its graph, into buffers that replays never write: later reads show the capture "
+           "call's value", KNOWN_DIR / "lazy_escape_frozen_on_read.py", _frozen_lazy_escape),
 )
 
 

@@ -7,7 +7,7 @@ the float slack only covers a different reduction grouping under a different fus
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -98,9 +98,11 @@ def judge(ref: Trace, got: Trace, mode: str) -> Verdict:
   verdict = Verdict()
   frozen = frozen_at_capture(got, mode)
   history: dict[str, list[tuple[int, np.ndarray]]] = {}
+  escapes = got.calls[1].lazy if len(got.calls) > 1 else frozenset()  # lazy at capture: kept from the captured call
   for want, have in zip(ref.calls, [c for c in got.calls if c.error is None], strict=False):
     for path, value in want.values.items():
-      if (f := judge_value(ref, have, path, value, mode, frozen, history, verdict)) is not None: verdict.findings.append(f)
+      if (f := judge_value(ref, have, path, value, mode, frozen, history, verdict)) is not None:
+        verdict.findings.append(replace(f, details=f.details | {"lazy_at_capture": path in escapes}))
   if got.error is not None:
     call = len(got.calls) - 1
     verdict.findings.append(Finding(JIT_ERROR, "step", call, phase(call), {"error": error_text(got.error)}))

@@ -28,7 +28,8 @@ class Finding:
 
   @property
   def message(self) -> str:
-    when = "statically, before anything ran" if self.call is None else f"at call {self.call} ({self.phase})"
+    when = ("statically, before anything ran" if self.phase == "static" else f"while running ({self.phase})") if self.call is None \
+      else f"at call {self.call} ({self.phase})"
     blame = f" Blamed on: {self.attribution}." if self.attribution else ""
     detail = "; ".join(f"{k}={v}" for k, v in self.details.items())
     return f"[{self.kind}] {self.subject} {when}: {detail}.{blame}"

@@ -238,8 +238,8 @@ def test_planner_breaking_its_contract_fails_at_capture(planner: Any, needles: l
 
 def test_bad_targets() -> None:
   with pytest.raises(TargetError, match="unknown target 'nope': choose one of planner, tinyjit"): Target("nope")
-  with pytest.raises(PlanfuzzUsageError, match="unknown policy 'nope'"): Target(policy="nope")
-  with pytest.raises(PlanfuzzUsageError, match="unknown planner 'nope'"): Target(planner="nope")
+  with pytest.raises(TargetError, match="unknown policy 'nope'"): Target(policy="nope")
+  with pytest.raises(TargetError, match="unknown planner 'nope'"): Target(planner="nope")
 
 
 def test_a_subject_without_observables_is_fine() -> None:

@@ -1,0 +1,177 @@
+"""`planfuzz`: run a fuzz campaign, replay a saved repro, draw a saved memory plan.
+
+Every finding leaves three files in --repro-dir: the repro script (`planfuzz replay` runs it), the plan of the
+failing capture as JSON and its picture as SVG (`planfuzz plan` redraws it). Exit status: 0 nothing found (or not
+reproduced), 1 findings (or reproduced), 2 bad usage: a bad target, policy, planner, database or tinygrad is one
+line on stderr, never a traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, NoReturn
+
+from fuzz.examples_db import DEFAULT_DB, DatabaseError, open_database
+
+BOTH = "both"
+EXIT_OK, EXIT_FOUND, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+  """Bad input from the user: printed as one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+  def error(self, message: str) -> NoReturn:  # one line, not argparse's usage block
+    raise UsageError(f"{self.prog}: {message} (see --help)")
+
+
+def parser() -> argparse.ArgumentParser:
+  p = _Parser(prog="planfuzz", description="Correctness verifier and fuzzer for tinygrad's JIT memory planner")
+  sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+  r = sub.add_parser("run", help="run a fuzz campaign")
+  r.add_argument("--target", default="planner", help="planner (PlannedJit), tinyjit (tinygrad's own) or static (plans only)")
+  r.add_argument("--policy", default="live-tensors", help="held-buffer policy: a name, a mutant or module:function")
+  r.add_argument("--planner", default="planfuzz", help="memory planner: a name, a mutant or module:function")
+  r.add_argument("--graph", default="tinygrad", help="graph splitter: a name, a mutant or module:function")
+  budget = r.add_mutually_exclusive_group(required=True)
+  budget.add_argument("--examples", type=int, help="examples in all, shared among the workers")
+  budget.add_argument("--time-budget", type=float, help="seconds; no example starts after it")
+  r.add_argument("--seed", type=int, default=0)
+  r.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+  r.add_argument("--mode", default=BOTH, help="input mode: same-buffer, fresh or both (drawn per example; default)")
+  r.add_argument("--replays", type=int, default=3, help="replays after the eager and capture calls (default 3)")
+  r.add_argument("--repro-dir", default="fuzz-failures", help="where findings' repro scripts and plans go")
+  r.add_argument("--timeout", type=float, default=120.0, help="seconds one example may take before it counts as a hang")
+  r.add_argument("--db", default=DEFAULT_DB, help=f"example database: a directory, redis://host:port/N or none (default {DEFAULT_DB})")
+  r.add_argument("--shared-db", default=None, help="a database read read-only next to --db (e.g. CI's redis://...)")
+  rp = sub.add_parser("replay", help="run a saved repro script; exit 1 when it reproduces")
+  rp.add_argument("file")
+  pl = sub.add_parser("plan", help="draw a saved memory plan (.plan.json) as SVG")
+  pl.add_argument("file")
+  pl.add_argument("--out", default=None, help="SVG path (default: next to FILE)")
+  return p
+
+
+def _run_target(args: argparse.Namespace) -> Any:
+  from oracle.runs import MODES
+  from oracle.targets import Target, TargetError
+  if args.mode not in (*MODES, BOTH): raise UsageError(f"unknown --mode {args.mode!r}: choose one of {', '.join(MODES)}, {BOTH}")
+  if args.replays < 1: raise UsageError("--replays must be at least 1 (a replay is where planner bugs show)")
+  if args.workers < 1: raise UsageError("--workers must be at least 1")
+  if args.examples is not None and args.examples < 1: raise UsageError("--examples must be at least 1")
+  if args.time_budget is not None and args.time_budget <= 0: raise UsageError("--time-budget must be positive")
+  try: return Target(args.target, policy=args.policy, planner=args.planner, graph=args.graph)
+  except TargetError as e: raise UsageError(str(e)) from e
+
+
+class Progress:
+  """One line on stderr: rewritten in place on a terminal, a new line every few seconds elsewhere (CI logs)."""
+
+  def __init__(self, total: int | None) -> None:
+    self.total, self.start, self.last = total, time.perf_counter(), 0.0
+    self.tty = sys.stderr.isatty()
+
+  def show(self, examples: int, findings: int, final: bool = False) -> None:
+    now = time.perf_counter()
+    if not (final or self.tty or now - self.last >= 5): return
+    self.last, elapsed = now, now - self.start
+    of = f"/{self.total}" if self.total else ""
+    rate = examples / max(elapsed, 1e-9)
+    line = f"planfuzz: {examples}{of} examples, {findings} finding{'s' * (findings != 1)}, {rate:.2f}/s, {elapsed:.0f}s"
+    print(("\r" if self.tty else "") + line, end="\n" if final or not self.tty else "", file=sys.stderr, flush=True)
+
+
+def save_finding(result: Any, target: Any, calls: int, repro_dir: Path) -> Path:
+  """The repro script, and next to it the plan JSON and its SVG picture when the capture's plan could be had."""
+  from fuzz.picture import plan_from_json, render_svg
+  from fuzz.printer import to_script
+  key = repr((result.program, target, result.mode, calls)).encode()
+  stem = repro_dir / f"repro_{hashlib.sha256(key).hexdigest()[:12]}"
+  repro_dir.mkdir(parents=True, exist_ok=True)
+  script = stem.with_suffix(".py")
+  script.write_text(to_script(result.program, target, result.mode, calls, result.verdict.findings[0]))
+  if result.plan is not None:
+    Path(f"{stem}.plan.json").write_text(json.dumps(result.plan, indent=1))
+    Path(f"{stem}.svg").write_text(render_svg(plan_from_json(result.plan)))
+  return script
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+  target = _run_target(args)
+  try: open_database(args.db, args.shared_db)  # fail now, in one line, not in every worker
+  except DatabaseError as e: raise UsageError(str(e)) from e
+  from fuzz.driver import Stats
+  from fuzz.workers import Job, run_pool, shares
+  calls, mode = args.replays + 2, None if args.mode == BOTH else args.mode
+  deadline = None if args.time_budget is None else time.time() + args.time_budget
+  per_worker = shares(args.examples, args.workers) if args.examples is not None else [10**9] * args.workers
+  jobs = [Job(target, mode, calls, n, deadline, args.seed, w, args.db, args.shared_db, reuse=w == 0)
+          for w, n in enumerate(per_worker) if n > 0]
+  stats, progress, found = Stats(), Progress(args.examples), []
+
+  def on_result(result: Any) -> None:
+    stats.record(result.verdict, result.seconds)
+    if result.verdict.findings:
+      where = save_finding(result, target, calls, Path(args.repro_dir)) if result.program is not None else None
+      found.append((result.verdict.findings[0], where))
+      if where is not None and str(where) not in stats.repros: stats.repros.append(str(where))
+    progress.show(stats.examples, len(found))
+
+  print(f"planfuzz: {target.describe()}; mode {args.mode}; {calls} calls; seed {args.seed}; {len(jobs)} worker(s); "
+        f"database {args.db}{' + ' + args.shared_db + ' (read-only)' if args.shared_db else ''}", file=sys.stderr)
+  run_pool(jobs, on_result, args.timeout)
+  progress.show(stats.examples, len(found), final=True)
+  print("\n".join(stats.summary()))
+  for finding, where in found: print(f"FINDING {finding.message}\n  repro: {where or '(none: the worker died outside an example)'}")
+  return EXIT_FOUND if found else EXIT_OK
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+  """The repro script in a subprocess of this very python; its exit status passes through."""
+  if not Path(args.file).is_file(): raise UsageError(f"no such repro script: {args.file}")
+  env = {**os.environ, "PYTHONPATH": os.pathsep.join([os.getcwd(), *filter(None, [os.environ.get("PYTHONPATH")])])}
+  rc = subprocess.run([sys.executable, args.file], env=env).returncode
+  if rc < 0:  # killed by a signal: the crash reproduced
+    print(f"planfuzz: reproduced: the repro was killed by signal {-rc}", file=sys.stderr)
+    return EXIT_FOUND
+  said = {EXIT_FOUND: "reproduced", EXIT_OK: "not reproduced"}.get(rc, f"the repro exited {rc}")
+  print(f"planfuzz: {said}", file=sys.stderr)
+  return rc
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+  from fuzz.picture import load, render_svg
+  try: pic = load(args.file)
+  except (OSError, ValueError) as e: raise UsageError(f"{e} (give the .plan.json written next to a repro script)") from e
+  out = Path(args.out) if args.out else Path(str(args.file).removesuffix(".json").removesuffix(".plan") + ".svg")
+  out.write_text(render_svg(pic))
+  print(f"{out}: {len(pic.boxes)} buffers in {len(pic.arenas)} arena(s), {len(pic.conflicts())} in conflict")
+  return EXIT_OK
+
+
+COMMANDS = {"run": cmd_run, "replay": cmd_replay, "plan": cmd_plan}
+
+
+def main(argv: list[str] | None = None) -> int:
+  """Entry point: a user's `module:function` plugins import from the current directory, as with `python -m`."""
+  if os.getcwd() not in sys.path: sys.path.insert(0, os.getcwd())
+  try:
+    args = parser().parse_args(argv)
+    return COMMANDS[args.command](args)
+  except UsageError as e:
+    print(f"planfuzz: {e}", file=sys.stderr)
+    return EXIT_USAGE
+  except ImportError as e:  # no tinygrad, or one planfuzz cannot use
+    print(f"planfuzz: cannot load the fuzzer: {e}".splitlines()[0], file=sys.stderr)
+    return EXIT_USAGE
+
+
+if __name__ == "__main__":
+  sys.exit(main())

@@ -1,0 +1,33 @@
+"""Build an oracle Subject from a program: seeded numpy data for the leaves, and the rendered step executed.
+
+Executing `fuzz.render.program_lines` (rather than a second, hand-written interpretation of the IR) means the
+repro printer's script is the very code that ran here. Each call of `to_subject` makes new tensors, so
+`lambda: to_subject(program)` is an `oracle.subject.Program`.
+"""
+from __future__ import annotations
+
+import linecache
+
+import numpy as np
+from tinygrad import Context, Tensor, nn
+
+from fuzz.program import Program
+from fuzz.render import program_lines
+from oracle.subject import Subject
+
+
+def data(seed, shape, dtype):
+  """Deterministic data for a leaf or a call's input: a seed (an int, or (seed, call)) gives the same array anywhere."""
+  return (np.random.default_rng(seed).standard_normal(shape) * 0.5).astype(dtype)
+
+
+def source(program: Program) -> str: return "\n".join(program_lines(program)) + "\n"
+
+
+def to_subject(program: Program) -> Subject:
+  text = source(program)
+  filename = f"<planfuzz program {abs(hash(text)):x}>"
+  linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)  # readable tracebacks from the step
+  scope = {"Tensor": Tensor, "nn": nn, "Context": Context, "data": data}
+  exec(compile(text, filename, "exec"), scope)
+  return Subject(scope["step"], scope["inputs"], scope["observe"], program.prune)

@@ -1,0 +1,65 @@
+"""What each op kind means, as the Python source it stands for.
+
+An op is rendered to one line of tinygrad code, and that line is the op's only definition: the interpreter
+executes the rendered step and the repro printer writes the same text, so a repro script runs exactly the
+program that failed. Shape and dtype inference live in the generator (`fuzz.strategies`), next to the choice
+of each op's constants.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class OpSpec:
+  arity: int  # how many leading args name values; the rest are constants
+  render: Callable[[list[str], tuple], str]  # (value names, constants) -> a Python expression
+  cuts: bool = False  # its result is realized inside the step: backward() stops there (no grads behind it)
+
+
+def _slice(axis: int, lo: int, hi: int) -> str: return ", ".join([":"] * axis + [f"{lo}:{hi}"])
+
+
+def _unary(fmt: str, cuts: bool = False) -> OpSpec: return OpSpec(1, lambda v, c: fmt.format(*v, *c), cuts)
+def _binary(sym: str) -> OpSpec: return OpSpec(2, lambda v, c: f"{v[0]} {sym} {v[1]}")
+
+
+OPS: dict[str, OpSpec] = {
+  "relu": _unary("{0}.relu()"),
+  "neg": _unary("-{0}"),
+  "exp": _unary("{0}.clip(-2, 2).exp()"),  # clipped: chains of exp stay finite in float16
+  "sqrt": _unary("({0}.abs() + 1).sqrt()"),
+  "sigmoid": _unary("{0}.sigmoid()"),
+  "scale": _unary("{0} * {1}"),
+  "cast": _unary("{0}.{1}()"),  # half / float
+  "contiguous": _unary("{0}.contiguous()"),
+  "sum": _unary("{0}.sum(axis={1}, keepdim={2})"),
+  "max": _unary("{0}.max(axis={1}, keepdim={2})"),
+  "reshape": _unary("{0}.reshape({1})"),
+  "permute": _unary("{0}.permute({1})"),
+  "expand": _unary("{0}.expand({1})"),
+  "unsqueeze": _unary("{0}.unsqueeze({1})"),
+  "flip": _unary("{0}.flip({1})"),
+  "pad": _unary("{0}.pad({1})"),
+  "shrink": OpSpec(1, lambda v, c: f"{v[0]}[{_slice(*c)}]"),
+  "add": _binary("+"),
+  "sub": _binary("-"),
+  "mul": _binary("*"),
+  "matmul": _binary("@"),
+  "cat": OpSpec(2, lambda v, c: f"{v[0]}.cat({v[1]}, dim={c[0]})"),
+  "where": OpSpec(3, lambda v, c: f"({v[0]} > 0).where({v[1]}, {v[2]})"),
+  "to": _unary("{0}.to({1!r})"),  # a copy to another device ("CPU:1") or back ("CPU")
+  # an nn.Conv2d(cin, cout, 3, padding=1) on `x` seen as NCHW, flattened back to a palette shape
+  "conv2d": OpSpec(3, lambda v, c: f"{v[0]}.reshape({c[0]}).conv2d({v[1]}, {v[2]}, padding=1).reshape({c[1]})"),
+  # realized where drawn: a lazy rand would be re-drawn whenever a lazy escape holding it is read
+  "rand": OpSpec(0, lambda v, c: f"Tensor.rand({c[0]}).realize()", cuts=True),
+  "realize": _unary("{0}.contiguous().realize()", cuts=True),  # contiguous first: realize() alone rewrites `{0}` itself
+  # a reduction over the first n rows, n a bound Variable (a step argument): realized, so no symbolic shape escapes
+  "symbolic": _unary("{0}[:{2}].{1}(0).contiguous().realize()", cuts=True),
+}
+
+
+def render(kind: str, args: tuple) -> str:
+  spec = OPS[kind]
+  return spec.render(list(args[:spec.arity]), tuple(args[spec.arity:]))

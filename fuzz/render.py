@@ -1,0 +1,88 @@
+"""A program as Python source: the build lines (leaves, optimizer, `step`, `observe`, `inputs`).
+
+This text is what runs: `fuzz.interpret` executes it and `fuzz.printer` pastes it into a repro script, so the
+two can never disagree. Names used and not defined here (`Tensor`, `nn`, `Context`, `data`) are
+provided by whoever executes it.
+"""
+from __future__ import annotations
+
+from fuzz.ops import render
+from fuzz.program import OPTIMIZERS, Leaf, Program, Returned
+
+SEED = 1  # Tensor.manual_seed at build time: the reference and every JIT run draw the same rand stream
+
+
+def leaf_line(leaf: Leaf) -> str: return f"{leaf.name} = Tensor(data({leaf.seed}, {leaf.shape}, {leaf.dtype!r})).realize()"
+
+
+def returned_source(r: Returned, top: bool = True) -> str:
+  if isinstance(r, str): return r
+  inner = ", ".join(returned_source(i, False) for i in r.items)
+  if r.kind == "list": return f"[{inner}]"
+  if len(r.items) == 1: inner += ","
+  return inner if top else f"({inner})"
+
+
+def observables(program: Program) -> dict[str, str]:
+  """Observable path -> the expression that reads it after a call: grads, updated parameters, state, kept lazies."""
+  out = {f"{p}.grad": f"{p}.grad" for p in program.grads_at_end()}
+  if program.update is not None: out |= {p: p for p in program.update.params}
+  out |= {s.name: s.name for s in program.state}
+  return out | {f"kept[{i}]": f"kept[{i}]" for i in range(len(program.kept))}
+
+
+def step_lines(program: Program) -> list[str]:
+  """The body of `step`: reset grads (the JIT freezes Python state, so a step starts from none), forward,
+  backward calls, then realized grads, state and parameter updates, kept tensors and the return."""
+  leaves = [leaf.name for leaf in program.params + program.inputs + program.state]
+  lines = [" = ".join(f"{n}.grad" for n in leaves) + " = None"]
+  lines += [f"{op.out} = {render(op.kind, op.args)}" for op in program.body]
+  for b in program.backward:
+    if b.clear: lines.append(" = ".join(f"{p}.grad" for p in b.clear) + " = None")
+    lines.append(f"({b.value} * {b.scale}).sum().backward()")
+  grads = program.grads_at_end()
+  if (program.realize_grads or program.update is not None) and grads:
+    lines.append(f"Tensor.realize({', '.join(f'{p}.grad' for p in grads)})")
+  if program.state_updates:
+    assigns = []
+    for u in program.state_updates:
+      src = "1.0" if u.source is None else f"{u.source}.detach()" + (".float()" if u.cast else "")
+      assigns.append(f"{u.state}.assign({u.state} * 0.5 + {src})")
+    lines.append(f"Tensor.realize({', '.join(assigns)})")
+  if (up := program.update) is not None:
+    if up.kind == "assign":
+      lines += [f"{p}.assign({p}.detach() - {up.lr} * {p}.grad)" for p in up.params]
+      lines.append(f"Tensor.realize({', '.join(up.params)})")
+    else:
+      lines.append("with Context(TRAINING=1): opt.step()")
+  if program.kept: lines.append(f"kept[:] = [{', '.join(program.kept)}]")
+  lines.append(f"return {returned_source(program.returns)}")
+  return lines
+
+
+def input_exprs(program: Program) -> list[str]:
+  """Call k's explicit inputs: seeded arrays, one replaced by the previous call's return from call 1 on (feedback),
+  then the bound Variable. `prev` defaults to None, so a program without feedback also runs as `inputs(k)`."""
+  arrays = [f"data(({x.seed}, k), {x.shape}, {x.dtype!r})" for x in program.inputs]
+  if (fb := program.feedback) is not None:
+    arrays[fb.input] = f"({arrays[fb.input]} if k == 0 else prev{''.join(f'[{i}]' for i in fb.path)})"
+  if (v := program.variable) is not None:
+    arrays.append(f"Variable({v.name!r}, 1, {v.max}).bind((k * {v.stride} + {v.offset}) % {v.max} + 1)")
+  return arrays
+
+
+def program_lines(program: Program) -> list[str]:
+  """Everything a repro's `build()` holds: leaves, optimizer, kept list, step, observe and the per-call inputs."""
+  lines = ["from tinygrad import Variable"] if program.variable is not None else []
+  if program.uses_rand: lines.append(f"Tensor.manual_seed({SEED})")
+  lines += [leaf_line(leaf) for leaf in program.params + program.state]
+  if program.update is not None and program.update.kind in OPTIMIZERS:
+    lines.append(f"opt = nn.optim.{OPTIMIZERS[program.update.kind]}([{', '.join(program.update.params)}], lr={program.update.lr})")
+  if program.kept: lines.append("kept = []")
+  args = [x.name for x in program.inputs] + ([program.variable.name] if program.variable is not None else [])
+  lines.append(f"def step({', '.join(args)}):")
+  lines += ["  " + line for line in step_lines(program)]
+  lines.append("observe = lambda: {" + ", ".join(f"{k!r}: {v}" for k, v in observables(program).items()) + "}")
+  lines.append(f"inputs = lambda k, prev=None: [{', '.join(input_exprs(program))}]")
+  return lines
+

@@ -1,0 +1,115 @@
+"""The generator's programs are well formed without running them: cheap, so it checks many more than the fuzzer runs.
+
+The feature test draws a fixed-seed sample and counts programs with each feature the planner's harder cases need
+(copies to CPU:1, convs, rand, feedback, a bound Variable, realized and chained intermediates, CPU:1 values kept
+or returned): a generator change that silently stops drawing one fails here, not as a mutant nobody kills.
+"""
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+from hypothesis import given, seed, settings
+from hypothesis import strategies as st
+
+from fuzz.interpret import source
+from fuzz.ops import OPS
+from fuzz.program import Op, Program, dependencies, realized_values, returned_names
+from fuzz.strategies import MOVEMENT, programs
+
+SAMPLE = 300
+# at least this many of SAMPLE programs have each feature (the seeded sample has about twice as many)
+AT_LEAST = {"copy": 15, "cpu1 kept or returned": 8, "conv": 15, "rand": 10, "feedback": 30, "symbolic": 12, "realize": 8,
+            "kept lazy over realized": 5, "planned over 64 elements": 10}
+
+
+@settings(max_examples=SAMPLE, database=None)
+@given(programs())
+def test_programs_are_well_formed(program: Program) -> None:
+  compile(source(program), "<program>", "exec")
+  defined = {leaf.name for leaf in program.params + program.inputs + program.state}
+  for op in program.body:
+    assert set(op.args[:OPS[op.kind].arity]) <= defined, f"{op} uses a value before it is made"
+    defined.add(op.out)
+  params, reach = {p.name for p in program.params}, dependencies(program)
+  assert all(reach[b.value] & params for b in program.backward), "every backward() reaches a parameter"
+  grads = set(program.grads_at_end())
+  assert all(n in defined or n.removesuffix(".grad") in grads for n in returned_names(program.returns) + list(program.kept))
+  if program.update is not None: assert set(program.update.params) <= grads, "an update needs the grads it reads"
+  if program.prune:
+    assert program.update is None and not program.state, "prune freezes mutations the oracle does not model"
+    assert not program.uses_rand and program.variable is None, "prune freezes rand and a bound Variable's uses"
+  assert (program.variable is not None) == any(op.kind == "symbolic" for op in program.body), "n is bound iff it is used"
+  assert_devices_agree(program)
+  if (fb := program.feedback) is not None: assert_feedback_valid(program, fb.input)
+
+
+def devices(program: Program) -> dict[str, str]:
+  """Value name -> the device it lives on: a copy moves it, every other op keeps its first operand's."""
+  dev = {leaf.name: "CPU" for leaf in program.params + program.inputs + program.state}
+  for op in program.body:
+    dev[op.out] = op.args[1] if op.kind == "to" else dev[op.args[0]] if OPS[op.kind].arity else "CPU"
+  return dev
+
+
+def assert_devices_agree(program: Program) -> None:
+  dev = devices(program)
+  for op in program.body:
+    assert len({dev[a] for a in op.args[:OPS[op.kind].arity]}) <= 1, f"{op} mixes devices"
+  assert all(dev[b.value] == "CPU" for b in program.backward), "losses live on CPU"
+  assert all(dev[u.source] == "CPU" for u in program.state_updates if u.source is not None), "state is updated from CPU"
+
+
+def assert_feedback_valid(program: Program, i: int) -> None:
+  """The fed-back tensor is a CPU kernel output of the input's shape and dtype, and nothing lazy reads the input."""
+  x, ops, reach = program.inputs[i], {op.out: op for op in program.body}, dependencies(program)
+  assert program.realize_grads, "feedback realizes grads inside the step"
+  assert not any(x.name in reach[n] for n in program.kept), "no kept lazy tensor reads the fed-back input"
+  path, value = program.feedback.path, program.returns
+  for j in path: value = value.items[j]
+  assert isinstance(value, str) and value in ops and ops[value].kind not in MOVEMENT and devices(program)[value] == "CPU"
+
+
+def features(program: Program) -> set[str]:
+  kinds, dev = Counter(op.kind for op in program.body), devices(program)
+  ops = {op.out: op for op in program.body}
+  shapes = shapes_of(program)
+  realized = realized_values(program.body)
+  found = {name for name, kind in (("copy", "to"), ("conv", "conv2d"), ("rand", "rand"), ("realize", "realize"),
+                                   ("symbolic", "symbolic")) if kinds[kind]}
+  if program.feedback is not None: found.add("feedback")
+  if any(dev[n] == "CPU:1" for n in [*program.kept, *returned_names(program.returns)] if n in dev): found.add("cpu1 kept or returned")
+  if any(n in ops and any(a in realized for a in ops[n].args[:OPS[ops[n].kind].arity]) for n in program.kept):
+    found.add("kept lazy over realized")
+  big = [n for n, op in ops.items() if op.kind in ("contiguous", "realize") and math.prod(shapes[n]) > 64]
+  if len(big) >= 2: found.add("planned over 64 elements")
+  return found
+
+
+def shapes_of(program: Program) -> dict[str, tuple[int, ...]]:
+  """Value shapes, read back from the op constants that fix them (only what `features` needs: shape-keeping ops)."""
+  shape = {leaf.name: leaf.shape for leaf in program.params + program.inputs + program.state}
+  for op in program.body: shape[op.out] = op_shape(op, shape)
+  return shape
+
+
+def op_shape(op: Op, shape: dict[str, tuple[int, ...]]) -> tuple[int, ...]:
+  if op.kind in ("reshape", "expand"): return op.args[1]
+  if op.kind == "rand": return op.args[0]
+  if op.kind == "conv2d": return op.args[4]
+  if op.kind in ("contiguous", "realize", "to", "relu", "neg", "exp", "sqrt", "sigmoid", "scale", "cast", "flip"):
+    return shape[op.args[0]]
+  return (0,)  # not needed: counts as small
+
+
+def test_features_are_drawn() -> None:
+  counts: Counter = Counter()
+
+  @seed(0)
+  @settings(max_examples=SAMPLE, database=None, phases=["generate"])
+  @given(st.data())
+  def sample(data: st.DataObject) -> None: counts.update(features(data.draw(programs())))
+
+  sample()
+  missing = {k: (counts[k], n) for k, n in AT_LEAST.items() if counts[k] < n}
+  assert not missing, f"features drawn too rarely in {SAMPLE} programs (got, want at least): {missing}; all: {dict(counts)}"

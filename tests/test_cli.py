@@ -1,0 +1,70 @@
+"""`planfuzz run | replay | plan`: exit statuses, the files a finding leaves, and one-line errors for bad input."""
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from fuzz.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def planfuzz(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+  return subprocess.run([sys.executable, "-m", "fuzz.cli", *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("args, says", [
+  (["run", "--target", "nope", "--examples", "1"], "unknown target 'nope'"),
+  (["run", "--policy", "nope", "--examples", "1"], "unknown policy 'nope'"),
+  (["run", "--planner", "no_such_module:plan", "--examples", "1"], "does not import"),
+  (["run", "--examples", "1", "--db", "redis://127.0.0.1:1/0"], "unreachable"),
+  (["run", "--examples", "1", "--db", "ftp://x"], "unknown scheme"),
+  (["run", "--seed", "0"], "one of the arguments --examples --time-budget is required"),
+  (["run", "--examples", "1", "--mode", "sideways"], "unknown --mode"),
+  (["replay", "no/such/file.py"], "no such repro script"),
+  (["plan", "no/such/file.plan.json"], "No such file"),
+])
+def test_bad_input_is_one_line_and_exit_2(args: list[str], says: str, capsys: pytest.CaptureFixture) -> None:
+  assert main(args) == 2
+  err = capsys.readouterr().err
+  assert says in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_unsupported_tinygrad_is_one_line(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+  """planfuzz's planner does not import (as on a tinygrad it cannot adapt to): the planner target says so and stops."""
+  for name in [m for m in sys.modules if m == "planner" or m.startswith("planner.")]: monkeypatch.delitem(sys.modules, name)
+  monkeypatch.setitem(sys.modules, "planner", None)
+  assert main(["run", "--examples", "1"]) == 2
+  err = capsys.readouterr().err
+  assert "needs planfuzz's planner" in err and err.count("\n") == 1
+
+
+def test_a_finding_leaves_repro_plan_and_picture(tmp_path: Path) -> None:
+  out = tmp_path / "found"
+  run = planfuzz("run", "--policy", "returned-only", "--examples", "1", "--mode", "same-buffer", "--seed", "0",
+                 "--db", "none", "--repro-dir", str(out))
+  assert run.returncode == 1, run.stderr
+  assert "findings:" in run.stdout and "1/1 examples" in run.stderr
+  [script] = out.glob("repro_*.py")
+  assert "planfuzz repro" in script.read_text()
+  plan_json = script.with_suffix(".plan.json")
+  assert ET.parse(script.with_suffix(".svg")).getroot().tag.endswith("svg")
+  drawn = planfuzz("plan", str(plan_json), "--out", str(tmp_path / "p.svg"))
+  assert drawn.returncode == 0 and "buffers in 1 arena" in drawn.stdout and ET.parse(tmp_path / "p.svg").getroot().tag.endswith("svg")
+
+
+@pytest.mark.parametrize("body, rc, says", [("print('MISMATCH x'); raise SystemExit(1)", 1, "reproduced"),
+                                            ("print('OK')", 0, "not reproduced"), ("import os; os.abort()", 1, "killed by signal 6")])
+def test_replay_passes_the_scripts_status_through(tmp_path: Path, body: str, rc: int, says: str) -> None:
+  script = tmp_path / "repro.py"
+  script.write_text(body + "\n")
+  replay = planfuzz("replay", str(script))
+  assert replay.returncode == rc and says in replay.stderr
+
+
+def test_nothing_found_is_exit_0_with_a_summary(tmp_path: Path) -> None:
+  run = planfuzz("run", "--examples", "2", "--mode", "same-buffer", "--seed", "0", "--db", "none", "--repro-dir", str(tmp_path))
+  assert run.returncode == 0, run.stdout + run.stderr
+  assert "2 examples in" in run.stdout and "findings: none" in run.stdout and not list(tmp_path.iterdir())

@@ -1,0 +1,57 @@
+"""The plan picture: a hand-built 50-buffer plan renders to valid SVG with one box per buffer, conflicts in red."""
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from fuzz.picture import load, plan_from_json, plan_to_json, render_svg
+from oracle.findings import Finding
+from planner import tg
+from planner.memplan import Arena, MemoryPlan, PlannedBuffer
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def fifty_buffer_plan() -> tuple[MemoryPlan, list]:
+  """49 buffers stacked without overlap in arena 0 (one per 64 bytes, two steps each), plus one placed on top of
+  buffer 10's bytes at its steps (a conflict); buffer 20 is reachable from a live tensor."""
+  arenas = (Arena(tg.new_buffer("CPU", 64 * 49), "CPU", 0, 64 * 49),)
+  uops = [tg.new_buffer("CPU", 64) for _ in range(50)]
+  bufs = [PlannedBuffer(u, "CPU", 0, 0, 64 * i, 64, "dtypes.float", i % 30, i % 30 + 1) for i, u in enumerate(uops[:49])]
+  bufs.append(PlannedBuffer(uops[49], "CPU", 0, 0, 64 * 10 + 16, 32, "dtypes.half", 11, 12))
+  return MemoryPlan(tuple(bufs), arenas, frozenset()), uops
+
+
+def boxes(svg: str) -> dict[str, set[str]]:
+  """Buffer name -> its rect's classes, for every rect carrying a tooltip (the legend's rects carry none)."""
+  root = ET.fromstring(svg)
+  rects = [r for r in root.iter(f"{SVG}rect") if r.find(f"{SVG}title") is not None]
+  return {r.find(f"{SVG}title").text.split()[0]: set(r.get("class").split()) for r in rects}
+
+
+def test_fifty_buffers_render_as_fifty_boxes_with_the_conflict_in_red() -> None:
+  plan, uops = fifty_buffer_plan()
+  data = plan_to_json(plan, Finding("invariant:overlap", "buf", None, "static", {}), live={uops[20]})
+  drawn = boxes(render_svg(plan_from_json(data)))
+  names = [b.name for b in plan.buffers]
+  assert sorted(drawn) == sorted(names)
+  conflicting = {n for n, cls in drawn.items() if "conflict" in cls}
+  assert conflicting == {names[10], names[49]}
+  assert "live" in drawn[names[20]] and "live" not in drawn[names[21]]
+
+
+def test_labels_only_where_they_fit_and_the_finding_is_the_caption() -> None:
+  plan, _ = fifty_buffer_plan()
+  svg = render_svg(plan_from_json(plan_to_json(plan, Finding("invariant:overlap", "bufX", None, "static", {"why": "test"}))))
+  root = ET.fromstring(svg)
+  labels = [t.text for t in root.iter(f"{SVG}text") if t.get("class") == "label"]
+  assert 0 < len(labels) <= 50  # 64-byte boxes in a 3 KiB arena are 4-5 px high: too small for a label
+  assert any("bufX" in (t.text or "") for t in root.iter(f"{SVG}text") if t.get("class") == "caption")
+
+
+def test_json_round_trip_and_bad_files(tmp_path) -> None:
+  plan, _ = fifty_buffer_plan()
+  pic = plan_from_json(plan_to_json(plan))
+  assert len(pic.boxes) == 50 and pic.arenas == (("CPU", 0, 64 * 49),) and pic.finding is None
+  bad = tmp_path / "bad.json"
+  bad.write_text('{"format": "something else"}')
+  with pytest.raises(ValueError, match="not a planfuzz plan file"): load(bad)

@@ -1,0 +1,66 @@
+"""Worker processes: shares, crash and hang isolation, and the example database shared through redis."""
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fuzz.workers import shares
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def planfuzz(*args: str) -> subprocess.CompletedProcess:
+  return subprocess.run([sys.executable, "-m", "fuzz.cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+
+def test_shares_split_the_examples() -> None:
+  assert shares(7, 3) == [3, 2, 2] and sum(shares(100, 8)) == 100
+
+
+def test_a_crashing_planner_loses_nothing(tmp_path: Path) -> None:
+  """Every example aborts its worker: each becomes a crash finding with a repro, a fresh worker runs the next one."""
+  run = planfuzz("run", "--planner", "tests.crashing_planner:plan", "--examples", "2", "--seed", "0", "--db", "none",
+                 "--repro-dir", str(tmp_path))
+  assert run.returncode == 1, run.stderr
+  assert run.stdout.count("[crash]") == 2 and "SIGABRT" in run.stdout and "2 examples in" in run.stdout
+  assert len(list(tmp_path.glob("repro_*.py"))) == 2  # two different programs: the replacement skips the one that crashed
+
+
+def test_a_hanging_planner_times_out_as_a_hang(tmp_path: Path) -> None:
+  run = planfuzz("run", "--planner", "tests.crashing_planner:hang", "--examples", "1", "--timeout", "2", "--seed", "0",
+                 "--db", "none", "--repro-dir", str(tmp_path))
+  assert run.returncode == 1 and "[hang]" in run.stdout and "no result after 2s" in run.stdout
+  assert len(list(tmp_path.glob("repro_*.py"))) == 1
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory: pytest.TempPathFactory):
+  where = tmp_path_factory.mktemp("redis")
+  started = subprocess.run(["bash", str(ROOT / "scripts/redis.sh"), str(where)], capture_output=True, text=True, timeout=300)
+  if started.returncode != 0 and shutil.which("redis-server") is None:
+    pytest.skip(f"redis-server cannot be installed here: {started.stderr}")
+  assert started.returncode == 0, started.stderr
+  yield started.stdout.strip()
+  subprocess.run(["kill", (where / "redis.pid").read_text().strip()], check=False)
+
+
+def saved(url: str) -> int:
+  import redis
+  client = redis.Redis.from_url(url)
+  return sum(client.scard(k) for k in client.keys("hypothesis-example:*") if client.type(k) == b"set")
+
+
+def test_a_failure_in_the_shared_database_is_replayed_first(redis_url: str, tmp_path: Path) -> None:
+  """One process saves a failure; a developer reading it read-only replays it without touching it; a fresh read-write
+  process with the fixed policy replays it first, passes, and Hypothesis drops it, which shows it was replayed."""
+  found = planfuzz("run", "--policy", "returned-only", "--examples", "1", "--mode", "same-buffer", "--seed", "0", "--db", redis_url,
+                   "--repro-dir", str(tmp_path / "a"))
+  assert found.returncode == 1 and saved(redis_url) == 1
+  local = tmp_path / "local-db"
+  dev = planfuzz("run", "--examples", "1", "--mode", "same-buffer", "--seed", "5", "--db", str(local), "--shared-db", redis_url,
+                 "--repro-dir", str(tmp_path / "b"))
+  assert dev.returncode == 0 and saved(redis_url) == 1, dev.stdout + dev.stderr
+  fixed = planfuzz("run", "--examples", "1", "--mode", "same-buffer", "--seed", "5", "--db", redis_url, "--repro-dir", str(tmp_path / "c"))
+  assert fixed.returncode == 0 and saved(redis_url) == 0, fixed.stdout + fixed.stderr
