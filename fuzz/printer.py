@@ -25,18 +25,23 @@ def paths(ret, path="ret"):
     for i, x in enumerate(ret): yield from paths(x, f"{path}[{i}]")
 
 
+def tensor(kept, i, a):
+  """Input i as a tensor: a new one each call (fresh), or the first call's refilled in place (same-buffer)."""
+  if MODE == "fresh" or i not in kept: kept[i] = Tensor(a).realize()
+  else: kept[i].assign(Tensor(a)).realize()
+  return kept[i]
+
+
 def run(jit):
   """Call the step CALLS times; after each call snapshot every observable: (value, lazy, pending assign, input view)."""
   step, observe, inputs = build()
   step = make_jit(step) if jit else step
-  args, calls = [], []
+  kept, calls, ret = {}, [], None
   for k in range(CALLS):
-    arrays = inputs(k)
-    fresh = MODE == "fresh" or not args
-    args = [Tensor(a).realize() for a in arrays] if fresh else [t.assign(Tensor(a)).realize() for t, a in zip(args, arrays)]
+    args = [tensor(kept, i, a) if isinstance(a, np.ndarray) else a for i, a in enumerate(inputs(k, ret))]
     ret = step(*args)
     if not jit and (ts := get_parameters(ret)): Tensor.realize(*ts)  # TinyJit realizes the returned tensors together
-    bases = {t.uop.base for t in args}
+    bases = {t.uop.base for t in args if isinstance(t, Tensor)}
     named = dict(paths(ret)) | {p: t for p, t in observe().items() if t is not None}
     calls.append({p: (t.numpy().copy(), not t.uop.is_realized, not t.uop.is_realized and t.uop.op.name in ("AFTER", "ASSIGN"),
                       t.uop.base in bases) for p, t in named.items()})
@@ -67,6 +72,8 @@ def main():
         when = ["eager", "capture"][k] if k < 2 else f"replay {k - 1}"
         print(f"MISMATCH {path} at call {k} ({when}): {err}; jit {g.ravel()[:4]} ref {expect.ravel()[:4]}")
         bad += 1
+  for f in static_findings():
+    print(f"MISMATCH (static) {f.message}"); bad += 1
   print(f"{bad} mismatches" if bad else f"OK: the JIT agrees with the reference on every observable over {CALLS} calls")
   sys.exit(1 if bad else 0)
 
@@ -78,9 +85,15 @@ if __name__ == "__main__":
 
 def jit_lines(target: Target, prune: bool) -> list[str]:
   """TinyJit itself, or planfuzz's PlannedJit built by the very Target (policy, planner, graph splitter, poisoning)."""
-  if target.kind == "tinyjit": return [f"make_jit = lambda step: TinyJit(step, prune={prune if target.prune is None else target.prune})"]
+  if target.kind == "tinyjit":
+    return [f"make_jit = lambda step: TinyJit(step, prune={prune if target.prune is None else target.prune})",
+            "static_findings = lambda: []  # the plan checks need planfuzz: this script needs only tinygrad and numpy"]
   return ["from oracle.targets import Target  # planfuzz: PlannedJit with this policy and planner", "",
-          f"TARGET = {target!r}", f"make_jit = lambda step: TARGET.wrap(step, {prune})"]
+          f"TARGET = {target!r}", f"make_jit = lambda step: TARGET.wrap(step, {prune})", "", "",
+          "def static_findings():", '  """planfuzz\'s plan invariants on this capture (unsound before any value is wrong)."""',
+          "  from oracle.check import judge_program", "  from oracle.subject import Subject",
+          f"  subject = lambda: (lambda step, observe, inputs: Subject(step, inputs, observe, {prune}))(*build())",
+          "  return [f for f in judge_program(subject, TARGET, CALLS, MODE).verdict.findings if f.call is None]"]
 
 
 def to_script(program: Program, target: Target, mode: str, calls: int, finding: Finding | None = None) -> str:
