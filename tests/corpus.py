@@ -14,6 +14,7 @@ import numpy as np
 from tinygrad import Context, Tensor, Variable, dtypes, nn
 
 from oracle.subject import Program, Subject
+from tests.programs import step_16571
 
 CALLS = 5  # calls per run in the corpus tests: eager, capture, three replays
 CORPUS: dict[str, Program] = {}
@@ -78,14 +79,7 @@ def conv_16571() -> Subject:
   conv = nn.Conv2d(3, 4, 3)
   load(conv.weight, 1)
   load(conv.bias, 2)
-
-  def step(x: Tensor, y: Tensor) -> Tensor:
-    loss = (conv(x.permute(0, 3, 1, 2).contiguous()) - y).square()
-    loss.sum().backward()
-    conv.weight.grad = None
-    (loss * 0.5).sum().backward()
-    return loss.mean().realize()
-  return Subject(step, per_call((2, 8, 8, 3), (2, 4, 6, 6), seed=10),
+  return Subject(step_16571(conv), per_call((2, 8, 8, 3), (2, 4, 6, 6), seed=10),
                  lambda: grads({"conv.weight": conv.weight, "conv.bias": conv.bias}))
 
 

@@ -15,18 +15,23 @@ def arrays(k: int, *shapes: tuple[int, ...]) -> list[np.ndarray]:
 def param(seed: int, *shape: int) -> Tensor: return Tensor(np.random.default_rng(seed).standard_normal(shape, dtype=np.float32)).realize()
 
 
-def conv_16571() -> Subject:
+def step_16571(conv: nn.Conv2d):
   """The #16571 step from the facts file: two backward passes, the weight grad reset between them, grads left lazy."""
-  conv = nn.Conv2d(3, 4, 3)
-  conv.weight.assign(param(1, *conv.weight.shape)).realize()
-  conv.bias.assign(param(2, *conv.bias.shape)).realize()
   def step(x: Tensor, y: Tensor) -> Tensor:
     loss = (conv(x.permute(0, 3, 1, 2).contiguous()) - y).square()
     loss.sum().backward()
     conv.weight.grad = None
     (loss * 0.5).sum().backward()
     return loss.mean().realize()
-  return Subject(step, lambda k, _: arrays(k, (2, 8, 8, 3), (2, 4, 6, 6)),
+  return step
+
+
+def conv_16571() -> Subject:
+  """The #16571 step on seeded weights and inputs, observing both grads."""
+  conv = nn.Conv2d(3, 4, 3)
+  conv.weight.assign(param(1, *conv.weight.shape)).realize()
+  conv.bias.assign(param(2, *conv.bias.shape)).realize()
+  return Subject(step_16571(conv), lambda k, _: arrays(k, (2, 8, 8, 3), (2, 4, 6, 6)),
                  lambda: {"conv.weight.grad": conv.weight.grad, "conv.bias.grad": conv.bias.grad})
 
 

@@ -16,6 +16,7 @@ from oracle import invariants as inv
 from planner import HoldContext, Lowered, MemoryPlan, PlannedBuffer, PlannedJit, buffer_name, lower, plan_from_linear, tg
 from planner.jit import realize_returned
 from planner.policies import live_tensors
+from tests.programs import step_16571
 
 
 def data(*shape: int, seed: int = 0) -> Tensor:
@@ -243,14 +244,6 @@ def test_check_lowered_passes_on_a_static_lowering(chained: tuple) -> None:
 
 # ---------- end to end: the #16571 step ----------
 
-def issue_16571_step(conv: Any) -> Any:
-  def step(x: Tensor, y: Tensor) -> Tensor:
-    loss = (conv(x.permute(0, 3, 1, 2).contiguous()) - y).square()
-    loss.sum().backward()
-    conv.weight.grad = None
-    (loss * 0.5).sum().backward()
-    return loss.mean().realize()
-  return step
 
 
 def run_twice(jit: Any) -> None:
@@ -263,7 +256,7 @@ def grads(conv: Any) -> dict[str, Tensor]: return {"conv.weight.grad": conv.weig
 
 def planned_jit(policy: str) -> tuple[PlannedJit, Any]:
   conv = nn.Conv2d(3, 4, 3)
-  jit = PlannedJit(issue_16571_step(conv), policy=policy)
+  jit = PlannedJit(step_16571(conv), policy=policy)
   run_twice(jit)
   return jit, conv
 
@@ -284,7 +277,7 @@ def test_issue_16571_default_policy_passes_every_invariant() -> None:
 
 def test_tinygrad_tinyjit_plan_of_issue_16571_passes() -> None:
   conv = nn.Conv2d(3, 4, 3)
-  with tg.spy_tinyjit() as recs: run_twice(TinyJit(issue_16571_step(conv)))
+  with tg.spy_tinyjit() as recs: run_twice(TinyJit(step_16571(conv)))
   assert len(recs) == 1 and recs[0].planned is not None
   assert inv.check_tinyjit_record(recs[0], grads(conv)) == []
 
