@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
-from fuzz.driver import Stats, check
+from fuzz.driver import Stats, check, under_knobs
 from fuzz.program import Program
-from fuzz.strategies import programs
+from fuzz.strategies import knob_settings, programs
 from oracle.compare import Verdict
 from oracle.runs import MODES
 from oracle.targets import Target
@@ -45,12 +45,12 @@ def run_campaign(target: Target, seed_value: int, examples: int, calls: int = 5,
   @seed(seed_value)
   @settings(max_examples=examples, database=None, derandomize=False, deadline=None, phases=[Phase.generate],
             suppress_health_check=list(HealthCheck))
-  @given(program=programs(), mode=modes)
-  def example(program: Program, mode: str) -> None:
+  @given(program=programs(), mode=modes, knobs=knob_settings())
+  def example(program: Program, mode: str, knobs: dict[str, int]) -> None:
     if (stop_at_finding and result.found) or (time_budget is not None and time.perf_counter() - start > time_budget):
       return  # done: the remaining examples are only drawn (milliseconds), never run
     t0 = time.perf_counter()
-    verdict = check(program, target, mode, calls)
+    verdict = check(program, under_knobs(target, knobs), mode, calls)
     result.stats.record(verdict, time.perf_counter() - t0)
     if verdict.findings and result.found is None:
       result.found = Found(program, mode, verdict, result.stats.examples, time.perf_counter() - start)

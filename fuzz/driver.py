@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from fuzz.interpret import to_subject
 from fuzz.known_bugs import known_bug, maybe_known
@@ -17,6 +17,11 @@ from oracle.compare import Verdict
 from oracle.targets import Target
 
 KNOWN = "known tinygrad bug"
+
+
+def under_knobs(target: Target, drawn: dict[str, int]) -> Target:
+  """The target run with an example's drawn tinygrad knobs; knobs the target sets itself win; static runs nothing."""
+  return target if target.kind == "static" else replace(target, knobs=tuple({**drawn, **target.context}.items()))
 
 
 def check(program: Program, target: Target, mode: str, calls: int, attribute: bool = False) -> Verdict:

@@ -358,3 +358,14 @@ def programs(draw: st.DrawFn) -> Program:
   variable = Bound(draw(st.sampled_from((1, 3, 5))), draw(st.integers(0, 7))) if b.symbolic else None
   return Program(tuple(b.params), tuple(b.inputs), tuple(b.state), tuple(b.body), tuple(backward), returns, kept,
                  realize_grads, tuple(state_updates), update, prune, feedback, variable)
+
+
+# tinygrad's knobs that a running process can change per example (ContextVars): JIT=2 skips graph-split, and the
+# batch size bounds graph batches (graphs exist on GPUs; on CPU 0.14.0 has none, so both only change the path taken).
+# HCQ2 and GRAPH_ONE_KERNEL are read once per process and so are a campaign's environment, not a draw.
+KNOBS = {"JIT": (1, 2), "JIT_BATCH_SIZE": (0, 2, 32)}
+
+
+def knob_settings() -> st.SearchStrategy[dict[str, int]]:
+  """One example's tinygrad knobs; the simplest (JIT=1, no batch limit) first, so failures shrink towards the default."""
+  return st.fixed_dictionaries({k: st.sampled_from(v) for k, v in KNOBS.items()})

@@ -16,31 +16,34 @@ from hypothesis import strategies as st
 from hypothesis.control import current_build_context
 
 from fuzz.conftest import BOTH, FuzzConfig
-from fuzz.driver import STATS, check, reason_class
+from fuzz.driver import STATS, check, reason_class, under_knobs
 from fuzz.interpret import source
 from fuzz.printer import to_script
 from fuzz.program import Program
-from fuzz.strategies import programs
+from fuzz.strategies import knob_settings, programs
 from oracle.compare import Verdict
 from oracle.runs import MODES
+from oracle.targets import Target
 
 MAX_SHOWN = 3
 
 
-def write_repro(program: Program, fuzz: FuzzConfig, mode: str, verdict: Verdict) -> Path:
-  key = repr((program, fuzz.target, mode, fuzz.calls)).encode()
+def write_repro(program: Program, fuzz: FuzzConfig, target: Target, mode: str, verdict: Verdict) -> Path:
+  """The repro of one failing example: `target` carries the example's drawn knobs."""
+  key = repr((program, target, mode, fuzz.calls)).encode()
   path = Path(fuzz.repro_dir) / f"repro_{hashlib.sha256(key).hexdigest()[:12]}.py"
   path.parent.mkdir(parents=True, exist_ok=True)
-  path.write_text(to_script(program, fuzz.target, mode, fuzz.calls, verdict.findings[0]))
+  path.write_text(to_script(program, target, mode, fuzz.calls, verdict.findings[0]))
   return path
 
 
 @given(program=programs(), data=st.data())
 def test_jit_matches_reference(program: Program, data: st.DataObject, fuzz_config: FuzzConfig) -> None:
   mode = fuzz_config.mode if fuzz_config.mode != BOTH else data.draw(st.sampled_from(MODES), label="mode")
+  target = under_knobs(fuzz_config.target, data.draw(knob_settings(), label="knobs"))
   note(f"program:\n{source(program)}")
   start = time.perf_counter()
-  verdict = check(program, fuzz_config.target, mode, fuzz_config.calls)
+  verdict = check(program, target, mode, fuzz_config.calls)
   STATS.record(verdict, time.perf_counter() - start)
   if verdict.rejected is not None:
     event(f"rejected: {reason_class(verdict.rejected)}")
@@ -49,11 +52,11 @@ def test_jit_matches_reference(program: Program, data: st.DataObject, fuzz_confi
   if not verdict.findings: return
   where = "(written when Hypothesis has shrunk the example)"
   if current_build_context().is_final:
-    verdict = check(program, fuzz_config.target, mode, fuzz_config.calls, attribute=True)  # blamed, for the repro's header
+    verdict = check(program, target, mode, fuzz_config.calls, attribute=True)  # blamed, for the repro's header
     if not verdict.findings: return  # all known tinygrad bugs once blamed
-    where = str(write_repro(program, fuzz_config, mode, verdict))
+    where = str(write_repro(program, fuzz_config, target, mode, verdict))
     STATS.repros.append(where)
   shown = "\n".join(f.message for f in verdict.findings[:MAX_SHOWN])
   more = len(verdict.findings) - MAX_SHOWN
-  raise AssertionError(f"{fuzz_config.target.describe()} differs from the reference ({mode} inputs):\n{shown}"
+  raise AssertionError(f"{target.describe()} differs from the reference ({mode} inputs):\n{shown}"
                        f"{f'{chr(10)}... and {more} more' if more > 0 else ''}\nrepro: python {where}\nseed: {fuzz_config.seed}")

@@ -113,3 +113,15 @@ def test_features_are_drawn() -> None:
   sample()
   missing = {k: (counts[k], n) for k, n in AT_LEAST.items() if counts[k] < n}
   assert not missing, f"features drawn too rarely in {SAMPLE} programs (got, want at least): {missing}; all: {dict(counts)}"
+
+
+def test_knobs_are_drawn_per_example() -> None:
+  from hypothesis import find
+
+  from fuzz.driver import under_knobs
+  from fuzz.strategies import knob_settings
+  from oracle.targets import Target
+  drawn = find(knob_settings(), lambda k: k["JIT"] == 2 and k["JIT_BATCH_SIZE"] == 2)
+  assert under_knobs(Target(), drawn).context == drawn
+  assert under_knobs(Target(knobs=(("JIT", 1),)), drawn).context["JIT"] == 1  # the target's own knobs win
+  assert under_knobs(Target("static"), drawn).context == {}

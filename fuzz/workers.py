@@ -123,8 +123,9 @@ def explore(job: Job, send: Callable[[tuple], None]) -> None:
   from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
   from hypothesis import strategies as st
 
+  from fuzz.driver import under_knobs
   from fuzz.examples_db import open_database
-  from fuzz.strategies import programs
+  from fuzz.strategies import knob_settings, programs
   from oracle.runs import MODES
   db = open_database(job.db, job.shared_db)
   modes = st.just(job.mode) if job.mode is not None else st.sampled_from(MODES)
@@ -141,15 +142,15 @@ def explore(job: Job, send: Callable[[tuple], None]) -> None:
     @settings(database=db, max_examples=budget, phases=phases, deadline=None, derandomize=False, print_blob=False,
               suppress_health_check=list(HealthCheck), report_multiple_bugs=False, verbosity=Verbosity.quiet)
     @seed(derive_seed(job.seed, job.worker, job.restart, run_index))  # under @settings: @seed on top would drop the database
-    @given(program=programs(), mode=modes)
-    def example(program: Any, mode: str) -> None:
+    @given(program=programs(), mode=modes, knobs=knob_settings())
+    def example(program: Any, mode: str, knobs: dict[str, int]) -> None:
       nonlocal done
       key = example_key(program, mode)
       if key in failing: raise _Found(verdicts[key].findings[0].message)
       if key in verdicts or key in job.skip or spent(): return
       send(("start", job.worker, program, mode))
       t0 = time.perf_counter()
-      verdict, plan = _judge(program, job.target, mode, job.calls)
+      verdict, plan = _judge(program, under_knobs(job.target, knobs), mode, job.calls)
       verdicts[key], done = verdict, done + 1
       send(("done", job.worker, program, mode, _plain(verdict), time.perf_counter() - t0, plan))
       if verdict.findings:
