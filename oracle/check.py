@@ -9,7 +9,7 @@ import contextlib
 import functools
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,25 +34,35 @@ def static_unavailable(why: str) -> None:
   print(f"planfuzz: static plan invariants skipped: {why.splitlines()[0]}", file=sys.stderr)
 
 
+@dataclass
+class Hooks:
+  """What the oracle does inside a target run: static checks right after capture, poisoning before each replay."""
+  on_capture: OnCapture | None = None
+  before_replay: Callable[[], None] | None = None
+
+
 @contextlib.contextmanager
-def static_checks(target: Target, found: list[Finding]) -> Iterator[OnCapture | None]:
-  """An on_capture hook that runs the static invariants on the plan just made; None where they cannot run."""
+def target_hooks(target: Target, found: list[Finding], static: bool = True) -> Iterator[Hooks]:
+  """Static invariants on the plan just made (into `found`) and, for tinygrad's own TinyJit, arena poisoning
+  (PlannedJit poisons through its own before_run hook). Neither where this tinygrad is unsupported."""
   try:
-    from oracle import invariants
+    from oracle import invariants, poison
     from planner import tg
   except ImportError as e:  # an unsupported tinygrad: the dynamic comparison still runs
     static_unavailable(str(e))
-    yield None
+    yield Hooks()
     return
   if target.kind == "planner":
     def planned(step: Any, subject: Subject, ret: Any) -> None:
       found.extend(invariants.check_lowered(step.lowered, live_paths(subject, ret)))
-    yield planned
+    yield Hooks(planned if static else None)
     return
-  with tg.spy_tinyjit() as records:
+  with tg.spy_tinyjit(poison.poison_planned_linear if target.poison else None) as records:
     def real(step: Any, subject: Subject, ret: Any) -> None:
       if records: found.extend(invariants.check_tinyjit_record(records[-1], live_paths(subject, ret)))
-    yield real
+    def repoison() -> None:
+      if records and records[-1].planned is not None: poison.poison_planned_linear(records[-1].planned)
+    yield Hooks(real if static else None, repoison if target.poison else None)
 
 
 @dataclass
@@ -70,8 +80,8 @@ def judge_program(program: Program, target: Target, calls: int = DEFAULT_CALLS, 
   if ref.error is not None:  # invalid: no target run
     return Judged(Verdict(rejected=f"eager: {error_text(ref.error)}", run_seconds=time.perf_counter() - start), ref, None)
   found: list[Finding] = []
-  with (static_checks(target, found) if static else contextlib.nullcontext()) as hook:
-    got = run(program, target.wrap, calls, mode, target.context, on_capture=hook)
+  with target_hooks(target, found, static) as hooks:
+    got = run(program, target.wrap, calls, mode, target.context, on_capture=hooks.on_capture, before_replay=hooks.before_replay)
   seconds = time.perf_counter() - start
   verdict = judge(ref, got, mode)
   verdict.run_seconds = seconds

@@ -11,7 +11,18 @@ from typing import Any
 SENTINEL = 0xFF
 
 
+def poison_plan(plan: Any) -> None:
+  """Fill every arena of a MemoryPlan with the sentinel (allocating it when the linear has not run yet)."""
+  from planner import tg
+  for arena in plan.arenas: tg.fill_buffer(arena.buffer, SENTINEL)
+
+
 def poison_arenas(lowered: Any) -> None:
   """PlannedJit's before_run hook."""
-  from planner import tg
-  for arena in lowered.plan.arenas: tg.fill_buffer(arena.buffer, SENTINEL)
+  poison_plan(lowered.plan)
+
+
+def poison_planned_linear(planned: Any) -> None:
+  """For tinygrad's own TinyJit: the arenas of its planned linear, found by their slices."""
+  from planner.memplan import plan_from_linear
+  poison_plan(plan_from_linear(planned))

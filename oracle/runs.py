@@ -96,16 +96,18 @@ OnCapture = Callable[[Any, Subject, Any], None]  # (jitted step, subject, return
 
 
 def run(program: Program, wrap: Wrap | None, calls: int, mode: str = SAME_BUFFER, context: dict | None = None,
-        on_capture: OnCapture | None = None, eager_reads: bool = False) -> Trace:
+        on_capture: OnCapture | None = None, eager_reads: bool = False, before_replay: Callable[[], None] | None = None) -> Trace:
   """Build a fresh instance of `program`, call it `calls` times (jitted by `wrap`, or eagerly), snapshot each call.
 
   `context` is a tinygrad Context for the whole run; the reference passes JIT=0, NO_MEMORY_PLANNER=1.
-  `on_capture` runs right after the capture call, before anything is read (static checks see the plan there)."""
+  `on_capture` runs right after the capture call, before anything is read (static checks see the plan there);
+  `before_replay` before every later call (the oracle poisons a real TinyJit's arenas there)."""
   with Context(**(context or {})):
     subject = program()
     step = subject.step if wrap is None else wrap(subject.step, subject.prune)
     to_tensors, records, ret = _Inputs(mode), [], None
     for k in range(calls):
+      if k >= 2 and before_replay is not None: before_replay()
       try:
         args = to_tensors(subject.inputs(k, ret))
         ret = step(*args)

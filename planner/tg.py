@@ -243,8 +243,9 @@ class TinyJitLowering:
 
 
 @contextlib.contextmanager
-def spy_tinyjit() -> Iterator[list[TinyJitLowering]]:
-  """Record what each real TinyJit capture lowers, without changing what it does (for static checks of real plans)."""
+def spy_tinyjit(on_plan: Callable[[Any], None] | None = None) -> Iterator[list[TinyJitLowering]]:
+  """Record what each real TinyJit capture lowers, without changing what it does (for static checks of real plans);
+  `on_plan` sees each planned linear before anything runs it (the oracle poisons its arenas there)."""
   jit_mod = importlib.import_module("tinygrad.engine.jit")
   records: list[TinyJitLowering] = []
   real_lower, real_plan = jit_mod.jit_lower, jit_mod.memory_plan_rewrite
@@ -256,6 +257,7 @@ def spy_tinyjit() -> Iterator[list[TinyJitLowering]]:
   def plan(linear: Any, held_bufs: set | None = None) -> Any:
     out = real_plan(linear, held_bufs)
     if records: records[-1].parametrized, records[-1].planned = linear, out
+    if on_plan is not None: on_plan(out)
     return out
 
   jit_mod.jit_lower, jit_mod.memory_plan_rewrite = lower, plan

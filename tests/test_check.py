@@ -47,3 +47,14 @@ def test_poison_fills_every_arena_with_the_sentinel() -> None:
 
 def test_unknown_target_names_the_choices() -> None:
   with pytest.raises(TargetError, match="choose one of planner, tinyjit"): Target("nope")
+
+
+def test_tinyjit_arenas_are_poisoned_before_capture_run_and_each_replay(monkeypatch: pytest.MonkeyPatch) -> None:
+  from oracle.subject import Subject
+  filled = []
+  real_fill = tg.fill_buffer
+  monkeypatch.setattr(tg, "fill_buffer", lambda u, byte: (filled.append(byte), real_fill(u, byte)))
+  def chain():  # intermediates no live tensor reaches: tinygrad's own planner packs them
+    return Subject(lambda x: ((x + 1).contiguous() * 2).contiguous().sum().realize(), lambda k, _: programs.arrays(k, (64,)))
+  verdict = check(chain, Target("tinyjit"))
+  assert verdict.findings == [] and filled.count(SENTINEL) >= 4  # capture's run and three replays, one arena each
