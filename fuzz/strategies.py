@@ -155,6 +155,11 @@ class Builder:
     return reaches([leaf.name for leaf in self.params + self.inputs + self.state], self.body)
 
 
+# ops that mix a float constant into a float16 value: clang 14 rejects tinygrad 0.14.0's CPU code for some of them
+# ("invalid conversion between ext-vector type '__fp164' and 'float4'"), an eager compile error, so a rejection
+HALF_CONSTANT_OPS = {"scale", "pad", "where", "sigmoid", "exp", "sqrt"}
+
+
 def applicable(a: Value) -> list[str]:
   s, n = a.shape, len(a.shape)
   ok = set(UNARY) | {"add", "sub", "mul", "sum", "max", "flip", "where"}
@@ -164,6 +169,7 @@ def applicable(a: Value) -> list[str]:
   if n < MAX_NDIM: ok.add("unsqueeze")
   if any(2 * d <= MAX_DIM for d in s): ok |= {"pad", "cat"}
   if any(d >= 2 for d in s): ok.add("shrink")
+  if a.dtype == F16: ok -= HALF_CONSTANT_OPS
   return [k for k in KINDS if k in ok]
 
 

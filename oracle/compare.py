@@ -101,7 +101,7 @@ def judge(ref: Trace, got: Trace, mode: str) -> Verdict:
   escapes = got.calls[1].lazy if len(got.calls) > 1 else frozenset()  # lazy at capture: kept from the captured call
   for want, have in zip(ref.calls, [c for c in got.calls if c.error is None], strict=False):
     for path, value in want.values.items():
-      if (f := judge_value(ref, have, path, value, mode, frozen, history, verdict)) is not None:
+      if (f := judge_value(ref, have, path, value, mode, frozen, escapes, history, verdict)) is not None:
         verdict.findings.append(replace(f, details=f.details | {"lazy_at_capture": path in escapes}))
   if got.error is not None:
     call = len(got.calls) - 1
@@ -110,11 +110,14 @@ def judge(ref: Trace, got: Trace, mode: str) -> Verdict:
 
 
 def judge_value(ref: Trace, have: CallRecord, path: str, value: np.ndarray, mode: str, frozen: frozenset[str],
-                history: dict[str, list[tuple[int, np.ndarray]]], verdict: Verdict) -> Finding | None:
-  """One observable at one call: skipped where the JIT leaves it undefined, else compared with what it must be."""
+                escapes: frozenset[str], history: dict[str, list[tuple[int, np.ndarray]]], verdict: Verdict) -> Finding | None:
+  """One observable at one call: skipped where the JIT leaves it undefined, else compared with what it must be.
+
+  With fresh inputs a lazy escape is undefined from the capture call on, whether it is still lazy now or was
+  realized by an earlier read (then it holds some earlier call's value); call 0 runs eagerly and is defined."""
   k = have.index
   if path not in have.values: return Finding(WRONG_VALUES, path, k, phase(k), {"missing": "not observable in the target run"})
-  if mode == FRESH and path in have.lazy and k >= 1:  # call 0 runs eagerly: defined
+  if mode == FRESH and k >= 1 and (path in have.lazy or path in escapes):
     verdict.skipped["lazy escape with fresh inputs"] += 1
     return None
   expected = ref.calls[1].values[path] if path in frozen and k >= 2 else value
