@@ -22,6 +22,7 @@ from oracle.targets import Target
 
 @dataclass
 class Found:
+  target: Target
   program: Program
   mode: str
   verdict: Verdict
@@ -31,15 +32,19 @@ class Found:
 
 @dataclass
 class Campaign:
-  target: Target
+  targets: tuple[Target, ...]
   stats: Stats = field(default_factory=Stats)
   found: Found | None = None
 
 
-def run_campaign(target: Target, seed_value: int, examples: int, calls: int = 5, mode: str | None = None,
+def run_campaign(target: Target | tuple[Target, ...], seed_value: int, examples: int, calls: int = 5, mode: str | None = None,
                  stop_at_finding: bool = True, time_budget: float | None = None) -> Campaign:
-  """Run generated programs through `target` next to the oracle; `mode` None draws the input mode per example."""
-  result, start = Campaign(target), time.perf_counter()
+  """Run generated programs through `target` next to the oracle; `mode` None draws the input mode per example.
+
+  Several targets check every program against one reference run (the eager reference is most of an example's cost);
+  the stats then count one example per target and program."""
+  targets = (target,) if isinstance(target, Target) else tuple(target)
+  result, start = Campaign(targets), time.perf_counter()
   modes = st.just(mode) if mode is not None else st.sampled_from(MODES)
 
   @seed(seed_value)
@@ -49,11 +54,12 @@ def run_campaign(target: Target, seed_value: int, examples: int, calls: int = 5,
   def example(program: Program, mode: str, knobs: dict[str, int]) -> None:
     if (stop_at_finding and result.found) or (time_budget is not None and time.perf_counter() - start > time_budget):
       return  # done: the remaining examples are only drawn (milliseconds), never run
-    t0 = time.perf_counter()
-    verdict = check(program, under_knobs(target, knobs), mode, calls)
-    result.stats.record(verdict, time.perf_counter() - t0)
-    if verdict.findings and result.found is None:
-      result.found = Found(program, mode, verdict, result.stats.examples, time.perf_counter() - start)
+    for t in targets:
+      t0 = time.perf_counter()
+      verdict = check(program, under_knobs(t, knobs), mode, calls)
+      result.stats.record(verdict, time.perf_counter() - t0)
+      if verdict.findings and result.found is None:
+        result.found = Found(t, program, mode, verdict, result.stats.examples, time.perf_counter() - start)
 
   example()
   return result

@@ -17,6 +17,7 @@ from oracle.compare import Verdict
 from oracle.targets import Target
 
 KNOWN = "known tinygrad bug"
+_REFERENCES: dict = {}  # the last program's reference run: targets checked one after another on one program share it
 
 
 def under_knobs(target: Target, drawn: dict[str, int]) -> Target:
@@ -32,7 +33,9 @@ def check(program: Program, target: Target, mode: str, calls: int, attribute: bo
   if target.kind == "static":
     from oracle.static import check_static  # needs planfuzz's planner, so a supported tinygrad
     return check_static(factory, target)
-  judged = judge_program(factory, target, calls, mode)
+  judged = judge_program(factory, target, calls, mode, ref=_REFERENCES.get((program, mode, calls)))
+  _REFERENCES.clear()
+  _REFERENCES[(program, mode, calls)] = judged.ref
   if not (attribute or any(maybe_known(f) for f in judged.verdict.findings)): return judged.verdict
   verdict = blame(factory, target, calls, mode, judged)
   unknown = []

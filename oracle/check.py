@@ -73,10 +73,12 @@ class Judged:
   got: Trace | None
 
 
-def judge_program(program: Program, target: Target, calls: int = DEFAULT_CALLS, mode: str = SAME_BUFFER, static: bool = True) -> Judged:
-  """Reference run, target run (with the static invariants at capture), and the judge's verdict, unattributed."""
+def judge_program(program: Program, target: Target, calls: int = DEFAULT_CALLS, mode: str = SAME_BUFFER, static: bool = True,
+                  ref: Trace | None = None) -> Judged:
+  """Reference run (or `ref`, the same program's, to judge several targets against one), target run (with the
+  static invariants at capture), and the judge's verdict, unattributed."""
   start = time.perf_counter()
-  ref = reference(program, calls, mode)
+  ref = reference(program, calls, mode) if ref is None else ref
   if ref.error is not None:  # invalid: no target run
     return Judged(Verdict(rejected=f"eager: {error_text(ref.error)}", run_seconds=time.perf_counter() - start), ref, None)
   found: list[Finding] = []

@@ -146,6 +146,7 @@ def _record_problems(plan: MemoryPlan, p: PlannedBuffer) -> list[str]:
   if tg.is_buffer(p.buffer):
     if p.nbytes != (n := tg.buffer_nbytes(p.buffer)): problems.append(f"slice of {p.nbytes} bytes for a buffer of {n}")
     if p.dtype != str(p.buffer.dtype): problems.append(f"slice dtype {p.dtype} for a buffer of {p.buffer.dtype}")
+    if p.offset % (size := p.buffer.dtype.itemsize): problems.append(f"offset {p.offset} not aligned to its {size}-byte dtype")
   return problems
 
 

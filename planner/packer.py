@@ -37,6 +37,7 @@ class Packing:
   block: int = tg.ARENA_BLOCK
   size: Callable[[Any], int] = tg.buffer_nbytes  # bytes a buffer takes when placing it
   lifetime: Callable[[Lifetime], Lifetime] = lambda life: life  # the lifetime placement believes
+  skew: int = 0  # bytes added to every offset the allocator gives
 
 
 DEFAULT_PACKING = Packing()
@@ -53,9 +54,9 @@ def place(lives: dict[Any, Lifetime], packing: Packing = DEFAULT_PACKING) -> tup
   for _, opens, buf in events({b: packing.lifetime(life) for b, life in lives.items()}):
     lane = lane_of(buf, lives[buf])
     if opens:
-      offsets[buf] = allocators[lane].alloc(rounded[buf])
+      offsets[buf] = allocators[lane].alloc(rounded[buf]) + packing.skew
       peaks[lane] = max(peaks[lane], offsets[buf] + tg.buffer_nbytes(buf))
-    else: allocators[lane].free(offsets[buf])
+    else: allocators[lane].free(offsets[buf] - packing.skew)
   return offsets, {lane: round_up(peak, block) for lane, peak in peaks.items()}
 
 
