@@ -59,7 +59,7 @@ def returned_paths(ret: Any, path: str = "ret") -> Iterator[tuple[str, Tensor]]:
     for k, x in ret.items(): yield from returned_paths(x, f"{path}[{k!r}]")
 
 
-class _Inputs:
+class InputTensors:
   """Turns a call's input arrays into tensors: new ones each call (fresh) or the first call's refilled in place."""
   def __init__(self, mode: str) -> None:
     if mode not in MODES: raise ValueError(f"unknown input mode {mode!r}: choose one of {', '.join(MODES)}")
@@ -105,7 +105,7 @@ def run(program: Program, wrap: Wrap | None, calls: int, mode: str = SAME_BUFFER
   with Context(**(context or {})):
     subject = program()
     step = subject.step if wrap is None else wrap(subject.step, subject.prune)
-    to_tensors, records, ret = _Inputs(mode), [], None
+    to_tensors, records, ret = InputTensors(mode), [], None
     for k in range(calls):
       if k >= 2 and before_replay is not None: before_replay()
       try:

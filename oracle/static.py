@@ -10,7 +10,7 @@ from tinygrad import Tensor
 
 from oracle.compare import Verdict, error_text
 from oracle.findings import JIT_ERROR, Finding
-from oracle.runs import FRESH, _Inputs
+from oracle.runs import FRESH, InputTensors
 from oracle.subject import Program
 from oracle.targets import Target
 
@@ -24,7 +24,7 @@ def check_static(program: Program, target: Target) -> Verdict:
   from planner.stages import prune
   subject = program()
   try:
-    args = _Inputs(FRESH)(subject.inputs(0, None))
+    args = InputTensors(FRESH)(subject.inputs(0, None))
     with tg.capturing() as collector:
       ret = subject.step(*args)
       realize_returned(ret)
