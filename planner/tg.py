@@ -173,7 +173,6 @@ def device_buffer(u: Any) -> Any | None:
   return _tg["buffers"].get(u)
 
 
-def is_virtual_input(u: Any) -> bool: return bool(u.is_virtual)
 
 
 # ---------- pipeline pieces that stay tinygrad's ----------
