@@ -27,8 +27,9 @@ def under_knobs(target: Target, drawn: dict[str, int]) -> Target:
 
 def check(program: Program, target: Target, mode: str, calls: int, attribute: bool = False) -> Verdict:
   """The oracle's verdict on `target` running `program` for `calls` calls with inputs in `mode`, static invariants
-  included. Findings are blamed on a stage when `attribute` is set, or when one may be a known tinygrad bug (telling
-  needs the blame); those that are known move to the verdict's skipped counts."""
+  included. Findings are blamed on a stage when `attribute` is set, when the program is pruned (documented prune
+  freezing is told apart only by the blame) or when one may be a known tinygrad bug; those that are known, or
+  documented prune freezing, move to the verdict's skipped counts."""
   factory = lambda: to_subject(program)
   if target.kind == "static":
     from oracle.static import check_static  # needs planfuzz's planner, so a supported tinygrad
@@ -36,7 +37,7 @@ def check(program: Program, target: Target, mode: str, calls: int, attribute: bo
   judged = judge_program(factory, target, calls, mode, ref=_REFERENCES.get((program, mode, calls)))
   _REFERENCES.clear()
   _REFERENCES[(program, mode, calls)] = judged.ref
-  if not (attribute or any(maybe_known(f) for f in judged.verdict.findings)): return judged.verdict
+  if not (attribute or program.prune or any(maybe_known(f) for f in judged.verdict.findings)): return judged.verdict
   verdict = blame(factory, target, calls, mode, judged)
   unknown = []
   for f in verdict.findings:

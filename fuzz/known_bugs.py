@@ -2,8 +2,10 @@
 
 A finding that matches a known bug is reported as known (counted in the summary) instead of failing the run, so CI
 stays green while the bug is open; fuzz/test_known_bugs.py runs each repro as a strict xfail, so CI turns red the
-day tinygrad fixes it and the entry must go. A match needs the oracle's attribution: `capture` means the difference
-stays with the memory planner off and with JIT=2, so neither planfuzz's nor tinygrad's planner causes it.
+day tinygrad fixes it and the entry must go. A match needs the oracle's attribution: the finding must look like the
+bug and be blamed on the stage the bug lives in (`capture`: it stays with the memory planner off and with JIT=2, so
+neither planfuzz's nor tinygrad's planner causes it; `prune`: it goes away without prune, and the prune-split
+invariant found the one-time call that depends on the inputs).
 """
 from __future__ import annotations
 
@@ -11,9 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from oracle.findings import STALE, Finding
+from oracle.findings import STALE, VALUE_KINDS, Finding
 
 KNOWN_DIR = Path(__file__).parent / "known"
+PRUNE_SPLIT = "invariant:prune-split"
 
 
 @dataclass(frozen=True)
@@ -21,7 +24,9 @@ class KnownBug:
   name: str
   mechanism: str
   repro: Path
-  matches: Callable[[Finding], bool]  # the finding's shape, before blame
+  suspect: Callable[[Finding], bool]  # before blame: a finding worth the attribution runs that tell
+  stage: str  # the attribution a finding of this bug has
+  matches: Callable[[Finding], bool]  # after blame, with the stage: the findings this bug explains
 
 
 def _frozen_lazy_escape(f: Finding) -> bool:
@@ -33,15 +38,21 @@ KNOWN_BUGS: tuple[KnownBug, ...] = (
   KnownBug("lazy-escape-frozen-on-read",
            "the first read of a tensor left lazy by the capture call (a .grad, a tensor kept outside the step) realizes "
            "it, or the .contiguous() in its graph, into buffers that replays never write: later reads show the capture "
-           "call's value", KNOWN_DIR / "lazy_escape_frozen_on_read.py", _frozen_lazy_escape),
+           "call's value", KNOWN_DIR / "lazy_escape_frozen_on_read.py", _frozen_lazy_escape, "capture", _frozen_lazy_escape),
+  KnownBug("prune-freezes-state-reader",
+           "prune=True walks the captured calls once, in order: a kernel that reads state before the call that writes it "
+           "from the inputs is pruned and runs only at capture, though it depends on the previous call's inputs "
+           "(PlannedJit's prune stage mirrors tinygrad's, so both show it)",
+           KNOWN_DIR / "prune_freezes_state_reader.py", lambda f: f.kind == PRUNE_SPLIT, "prune",
+           lambda f: f.kind == PRUNE_SPLIT or f.kind in VALUE_KINDS),
 )
 
 
 def maybe_known(f: Finding) -> bool:
   """Looks like a known bug, before blame: worth the attribution runs that tell."""
-  return any(b.matches(f) for b in KNOWN_BUGS)
+  return any(b.suspect(f) for b in KNOWN_BUGS)
 
 
 def known_bug(f: Finding) -> KnownBug | None:
-  """The known bug a blamed finding is: it must look like one and stay with the memory planner and graphs off."""
-  return next((b for b in KNOWN_BUGS if b.matches(f)), None) if f.attribution == "capture" else None
+  """The known bug a blamed finding is: it must look like one and be blamed on that bug's stage."""
+  return next((b for b in KNOWN_BUGS if f.attribution == b.stage and b.matches(f)), None)

@@ -16,8 +16,10 @@ call's input.
 Rules from the JIT's documented behaviour (shared/TINYGRAD_JIT_FACTS.md) that programs keep:
 - grads are realized before any in-place parameter update (a lazy grad read after it is recomputed from the new
   value, tinygrad#17074), which `fuzz.render` does whenever a program has an update;
-- with prune=True nothing is mutated (no state, no update), nothing is random and no Variable is bound: prune runs
-  what does not depend on the explicit inputs once, which the oracle does not model;
+- with prune=True nothing is random, no Variable is bound and no optimizer steps: prune runs what does not depend on
+  the explicit inputs once (documented freezing, which the oracle drops after attribution when the prune split is
+  sound), and those would make nearly every pruned program a documented difference; state tensors and their updates
+  are drawn, so a state read before an input-dependent update tests the split itself;
 - `Tensor.rand` is realized where it is drawn, after `Tensor.manual_seed` at build time, so eager and the JIT draw
   the same stream and no lazy escape re-draws it;
 - a symbolic (Variable-shaped) value is reduced to a fixed shape and realized at once: no symbolic view, pad or
@@ -67,7 +69,7 @@ ELEMENTWISE = ("relu", "neg", "exp", "sqrt", "sigmoid", "scale")
 # simplest first: Hypothesis shrinks a sampled kind towards the front
 KINDS = ("relu", "add", "mul", "sum", "matmul", "sub", "neg", "exp", "sqrt", "sigmoid", "scale", "cast", "contiguous", "max",
          "reshape", "permute", "expand", "unsqueeze", "flip", "pad", "shrink", "cat", "where")
-COMPOUND = ("device", "realize", "chain", "conv", "symbolic")  # draws of several ops, one feature each; one op in COMPOUND_ONE_IN
+COMPOUND = ("device", "realize", "chain", "conv", "symbolic", "state")  # draws of several ops, one feature each; one op in COMPOUND_ONE_IN
 COMPOUND_ONE_IN = 4
 BIG_SHAPES = ((8, 16), (4, 8, 8))  # over 64 float32 elements: planned buffers bigger than the arena's 256-byte block
 CONVS = (((1, 2, 4, 4), 2), ((2, 3, 8, 8), 2))  # (NCHW input, output channels); the first reshapes a 32-element value
@@ -124,7 +126,7 @@ class Builder:
   def new_leaf(self, shape: Shape, dtype: str | None = None) -> Value:
     """Mostly a parameter (so backward has something to fill), sometimes an input, rarely a state tensor."""
     roll = self.draw(st.integers(0, 9))
-    role = "p" if roll < 6 else "x" if roll < 9 or self.pruned else "s"
+    role = "p" if roll < 6 else "x" if roll < 9 else "s"
     return self.leaf(role, shape, dtype)
 
   def pool(self) -> list[Value]: return [v for v in self.values if v.device == CPU]
@@ -175,7 +177,7 @@ def applicable(a: Value) -> list[str]:
 
 def compound(b: Builder, a: Value) -> list[str]:
   """The compound draws that apply to `a`: rand and Variables are not drawn when pruned (prune freezes them)."""
-  ok = {"chain", "device", "conv"} | ({"realize"} if b.can_realize(a) else set()) | (set() if b.pruned else {"symbolic"})
+  ok = {"chain", "device", "conv", "state"} | ({"realize"} if b.can_realize(a) else set()) | (set() if b.pruned else {"symbolic"})
   return [k for k in COMPOUND if k in ok]
 
 
@@ -189,7 +191,7 @@ def draw_op(b: Builder, a: Value, kind: str) -> Value:
   """Choose the op's constants and second operands for `a`, and infer its shape and dtype."""
   draw, s, n = b.draw, a.shape, len(a.shape)
   if kind in COMPOUND: return {"device": draw_device, "chain": draw_chain, "realize": draw_realize, "conv": draw_conv,
-                               "symbolic": draw_symbolic}[kind](b, a)
+                               "symbolic": draw_symbolic, "state": draw_state_read}[kind](b, a)
   if kind in ("relu", "neg", "exp", "sqrt", "sigmoid", "contiguous"): return b.emit(kind, (a.name,), s, a.dtype, [a])
   if kind == "scale": return b.emit(kind, (a.name, draw(st.sampled_from((0.5, 2.0, -1.0)))), s, a.dtype, [a])
   if kind == "cast": return b.emit(kind, (a.name, "half" if a.dtype == F32 else "float"), s, F16 if a.dtype == F32 else F32, [a])
@@ -280,6 +282,15 @@ def draw_conv(b: Builder, a: Value) -> Value:
   return b.emit("conv2d", (x.name, w.name, bias.name, nchw, out), out, F32, [x, w, bias])
 
 
+def draw_state_read(b: Builder, a: Value) -> Value:
+  """A state tensor of `a`'s shape read into a kernel of its own (`(s * c).contiguous().realize()`) and combined with
+  `a`: a read of state before the step's state update, which may write it from the inputs (with prune=True, tinygrad's
+  one-pass split runs such a read only once)."""
+  scaled = draw_op(b, b.leaf("s", a.shape, F32), "scale")
+  r = b.emit("realize", (scaled.name,), a.shape, F32, [scaled])
+  return b.emit(b.draw(st.sampled_from(("add", "mul"))), (a.name, r.name), a.shape, promote(a.dtype, F32), [a, r])
+
+
 def draw_symbolic(b: Builder, a: Value) -> Value:
   """`cache[:n].sum(0)` (or mean) realized, `n` the bound Variable: `a` when it has 8 rows, else a new (8, 4) input."""
   fits = len(a.shape) >= 2 and a.shape[0] == 8 and b.can_realize(a)
@@ -337,12 +348,11 @@ def programs(draw: st.DrawFn) -> Program:
     have = (have - set(clear)) | param_names(loss)
   ops = [v for v in b.values if v.is_op]
   state_updates = []
-  if not b.pruned:
-    for _ in range(draw(st.integers(0, 2))): b.leaf("s", draw(st.sampled_from(ops)).shape)
-    for s in b.state:
-      fits = [v for v in ops if v.device == CPU and broadcast(s.shape, v.shape) == s.shape]
-      src = draw(st.sampled_from(fits)) if fits and draw(st.booleans()) else None
-      state_updates.append(StateUpdate(s.name, None if src is None else src.name, src is not None and src.dtype == F16))
+  for _ in range(draw(st.integers(0, 2))): b.leaf("s", draw(st.sampled_from(ops)).shape)
+  for s in b.state:
+    fits = [v for v in ops if v.device == CPU and broadcast(s.shape, v.shape) == s.shape]
+    src = draw(st.sampled_from(fits)) if fits and draw(st.booleans()) else None
+    state_updates.append(StateUpdate(s.name, None if src is None else src.name, src is not None and src.dtype == F16))
   update = None
   grads = [p.name for p in b.params if p.name in have]
   kind = draw(st.sampled_from((None, "assign", "sgd", "adam"))) if not b.pruned and grads else None

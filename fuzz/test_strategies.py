@@ -20,7 +20,7 @@ from fuzz.strategies import MOVEMENT, programs
 SAMPLE = 300
 # at least this many of SAMPLE programs have each feature (the seeded sample has about twice as many)
 AT_LEAST = {"copy": 15, "cpu1 kept or returned": 8, "conv": 15, "rand": 10, "feedback": 30, "symbolic": 12, "realize": 8,
-            "kept lazy over realized": 5, "planned over 64 elements": 10}
+            "kept lazy over realized": 5, "planned over 64 elements": 10, "pruned state read": 3}
 
 
 @settings(max_examples=SAMPLE, database=None)
@@ -37,8 +37,7 @@ def test_programs_are_well_formed(program: Program) -> None:
   assert all(n in defined or n.removesuffix(".grad") in grads for n in returned_names(program.returns) + list(program.kept))
   if program.update is not None: assert set(program.update.params) <= grads, "an update needs the grads it reads"
   if program.prune:
-    assert program.update is None and not program.state, "prune freezes mutations the oracle does not model"
-    assert not program.uses_rand and program.variable is None, "prune freezes rand and a bound Variable's uses"
+    assert program.update is None and not program.uses_rand and program.variable is None, "prune freezes what the oracle drops"
   assert (program.variable is not None) == any(op.kind == "symbolic" for op in program.body), "n is bound iff it is used"
   assert_devices_agree(program)
   if (fb := program.feedback) is not None: assert_feedback_valid(program, fb.input)
@@ -78,6 +77,8 @@ def features(program: Program) -> set[str]:
   found = {name for name, kind in (("copy", "to"), ("conv", "conv2d"), ("rand", "rand"), ("realize", "realize"),
                                    ("symbolic", "symbolic")) if kinds[kind]}
   if program.feedback is not None: found.add("feedback")
+  if program.prune and any(s.name in op.args[:OPS[op.kind].arity] for s in program.state for op in program.body):
+    found.add("pruned state read")
   if any(dev[n] == "CPU:1" for n in [*program.kept, *returned_names(program.returns)] if n in dev): found.add("cpu1 kept or returned")
   if any(n in ops and any(a in realized for a in ops[n].args[:OPS[ops[n].kind].arity]) for n in program.kept):
     found.add("kept lazy over realized")

@@ -85,7 +85,7 @@ def capture_plan(program: Any, target: Target, mode: str, finding: Finding | Non
   from fuzz.interpret import to_subject
   from fuzz.picture import plan_to_json
   from oracle.check import live_paths
-  from oracle.runs import run
+  from oracle.runs import Hooks, run
   from planner import plan_from_linear, tg
   box: dict[str, Any] = {}
   jit = target if target.kind != "static" else replace(target, kind="planner")
@@ -96,7 +96,7 @@ def capture_plan(program: Any, target: Target, mode: str, finding: Finding | Non
         rec = records[-1]
         box["plan"] = plan_from_linear(rec.planned, rec.parametrized, rec.held)
       box["live"] = {b for t in live_paths(subject, ret).values() for b in tg.tensor_buffers(t)}
-    run(lambda: to_subject(program), jit.wrap, 2, mode, jit.context, on_capture=hook)
+    run(lambda: to_subject(program), jit.wrap, 2, mode, jit.context, Hooks(on_capture=hook))
   return plan_to_json(box["plan"], finding, box["live"]) if "plan" in box else None
 
 

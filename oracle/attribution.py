@@ -1,10 +1,10 @@
 """Attribution: re-run a failing program with one stage switched off at a time to say which stage is to blame.
 
-planner: gone with the memory planner off inside the JIT; graph: gone with JIT=2; prune: gone without prune
-(documented: with prune=True what does not depend on the inputs runs once, so its values freeze; dropped and
-counted, not reported; whether the prune stage split the calls soundly is not checked yet); capture: still
-there with all of those off;
-eager: eager tinygrad with its planner on already disagrees with the planner-off reference (an eager bug).
+planner: gone with the memory planner off inside the JIT; graph: gone with JIT=2; prune: gone without prune;
+capture: still there with all of those off; eager: eager tinygrad with its planner on already disagrees with the
+planner-off reference (an eager bug). A difference only prune causes is documented (with prune=True what does not
+depend on the inputs runs once, so its values freeze) and is dropped and counted, but only when the prune split was
+sound: when the prune-split invariant found a one-time call that depends on the inputs, it is a finding.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from oracle.runs import Trace, reference, run
 from oracle.subject import Program
 from oracle.targets import Target
 
-STATIC_BLAME = {"invariant:graph-order": "graph", "invariant:input-not-copied": "capture"}
+STATIC_BLAME = {"invariant:graph-order": "graph", "invariant:input-not-copied": "capture", "invariant:prune-split": "prune"}
 DOCUMENTED_PRUNE = "documented prune freezing"
 
 
@@ -41,8 +41,9 @@ def attribute(program: Program, target: Target, calls: int, mode: str, ref: Trac
       again = judge(ref, run(program, variant.wrap, calls, mode, variant.context), mode)
       blame |= {id(f): stage for f in dynamic if id(f) not in blame and not persists(f, again)}
   out = replace(verdict, findings=[], skipped=verdict.skipped.copy())
+  sound_prune = not any(f.kind == "invariant:prune-split" for f in verdict.findings)
   for f in verdict.findings:
     stage = blame.get(id(f), "capture")
-    if stage == "prune": out.skipped[DOCUMENTED_PRUNE] += 1
+    if stage == "prune" and f.call is not None and sound_prune: out.skipped[DOCUMENTED_PRUNE] += 1
     else: out.findings.append(f.blamed(stage))
   return out

@@ -9,14 +9,16 @@ import contextlib
 import functools
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
+
+from tinygrad import Tensor
 
 from oracle.attribution import attribute
 from oracle.compare import Verdict, error_text, judge
 from oracle.findings import Finding
-from oracle.runs import SAME_BUFFER, OnCapture, Trace, reference, returned_paths, run
+from oracle.runs import SAME_BUFFER, Hooks, Trace, reference, returned_paths, run
 from oracle.subject import Program, Subject
 from oracle.targets import Target
 
@@ -34,35 +36,42 @@ def static_unavailable(why: str) -> None:
   print(f"planfuzz: static plan invariants skipped: {why.splitlines()[0]}", file=sys.stderr)
 
 
-@dataclass
-class Hooks:
-  """What the oracle does inside a target run: static checks right after capture, poisoning before each replay."""
-  on_capture: OnCapture | None = None
-  before_replay: Callable[[], None] | None = None
-
-
 @contextlib.contextmanager
 def target_hooks(target: Target, found: list[Finding], static: bool = True) -> Iterator[Hooks]:
-  """Static invariants on the plan just made (into `found`) and, for tinygrad's own TinyJit, arena poisoning
-  (PlannedJit poisons through its own before_run hook). Neither where this tinygrad is unsupported."""
+  """The invariants, into `found`: the capture's (plan, prune split, graph order) right after capture, and each
+  replay's input copies right after it; and, for tinygrad's own TinyJit, arena poisoning before every run (PlannedJit
+  poisons through its own before_run hook). None of it where this tinygrad's internals are unsupported."""
   try:
     from oracle import invariants, poison
     from planner import tg
+    tg.require()
   except ImportError as e:  # an unsupported tinygrad: the dynamic comparison still runs
     static_unavailable(str(e))
     yield Hooks()
     return
+  seen: set[tuple[str, str]] = set()  # an input-copy finding once per input, not once per replay
+
+  def replay_copies(final: Any, inputs: tuple, copied: Any, k: int) -> None:
+    for f in invariants.written_inputs_copied(final, inputs, copied, k - 1):
+      if (f.kind, f.subject) not in seen: seen.add((f.kind, f.subject)), found.append(f)
+
   if target.kind == "planner":
     def planned(step: Any, subject: Subject, ret: Any) -> None:
-      found.extend(invariants.check_lowered(step.lowered, live_paths(subject, ret)))
-    yield Hooks(planned if static else None)
+      found.extend(invariants.check_lowered(step.lowered, live_paths(subject, ret), step.pruned))
+    def replayed(step: Any, k: int, args: list) -> None: replay_copies(step.lowered.final, step.last_inputs, step.last_copied, k)
+    yield Hooks(planned, None, replayed) if static else Hooks()
     return
   with tg.spy_tinyjit(poison.poison_planned_linear if target.poison else None) as records:
     def real(step: Any, subject: Subject, ret: Any) -> None:
       if records: found.extend(invariants.check_tinyjit_record(records[-1], live_paths(subject, ret)))
     def repoison() -> None:
       if records and records[-1].planned is not None: poison.poison_planned_linear(records[-1].planned)
-    yield Hooks(real if static else None, repoison if target.poison else None)
+      if records: records[-1].copies.clear()
+    def replayed(step: Any, k: int, args: list) -> None:
+      if records and records[-1].final is not None:
+        inputs = tuple(tg.storage(t) for t in args if isinstance(t, Tensor))
+        replay_copies(records[-1].final, inputs, set(records[-1].copies), k)
+    yield Hooks(real if static else None, repoison, replayed if static else None)
 
 
 @dataclass
@@ -83,7 +92,7 @@ def judge_program(program: Program, target: Target, calls: int = DEFAULT_CALLS, 
     return Judged(Verdict(rejected=f"eager: {error_text(ref.error)}", run_seconds=time.perf_counter() - start), ref, None)
   found: list[Finding] = []
   with target_hooks(target, found, static) as hooks:
-    got = run(program, target.wrap, calls, mode, target.context, on_capture=hooks.on_capture, before_replay=hooks.before_replay)
+    got = run(program, target.wrap, calls, mode, target.context, hooks)
   seconds = time.perf_counter() - start
   verdict = judge(ref, got, mode)
   verdict.run_seconds = seconds

@@ -76,9 +76,17 @@ def compare_value(path: str, call: int, got: np.ndarray, want: np.ndarray, earli
 def error_text(e: BaseException) -> str: return f"{type(e).__name__}: {e}"
 
 
+# TinyJit's refusals by design, as (exception type name, a fragment of its message or "" for any): JitError covers
+# duplicate, const and virtual inputs, an args mismatch, .item()/.tolist() during capture, nothing captured and a
+# non-Tensor return; a nested JIT is a RuntimeError, from TinyJit and from planfuzz's PlannedJit alike.
+REFUSALS = (("JitError", ""), ("RuntimeError", "inside another TinyJit is not supported"),
+            ("RuntimeError", "inside another JIT is not supported"))
+SYMBOLIC_VIEW = "symbolic view at another bound value"
+
+
 def is_rejection(e: BaseException) -> bool:
-  """TinyJit's documented refusals (duplicate or virtual inputs, args mismatch, nothing captured, non-Tensor return)."""
-  return type(e).__name__ == "JitError"
+  """A JIT error TinyJit documents: the program is invalid under a JIT, not a finding."""
+  return any(type(e).__name__ == name and fragment in str(e) for name, fragment in REFUSALS)
 
 
 def frozen_at_capture(got: Trace, mode: str) -> frozenset[str]:
@@ -109,16 +117,27 @@ def judge(ref: Trace, got: Trace, mode: str) -> Verdict:
   return verdict
 
 
+def undefined(ref: Trace, have: CallRecord, path: str, mode: str, escapes: frozenset[str]) -> str | None:
+  """Why the JIT leaves this observable undefined at this call (documented), or None when it must equal the reference.
+
+  With fresh inputs a lazy escape is undefined from the capture call on, whether it is still lazy now or was realized
+  by an earlier read (then it holds some earlier call's value); call 0 runs eagerly and is defined. A returned view
+  whose view depends on a Variable has the capture call's bound value baked in: a replay with another value reads
+  the wrong rows (a symbolic pad view, a reshape or getitem of a symbolic-shaped output); with the same value it is
+  exact, so it is compared then."""
+  k = have.index
+  if mode == FRESH and k >= 1 and (path in have.lazy or path in escapes): return "lazy escape with fresh inputs"
+  if k >= 2 and path in have.symbolic_views and have.bound != ref.calls[1].bound: return SYMBOLIC_VIEW
+  return None
+
+
 def judge_value(ref: Trace, have: CallRecord, path: str, value: np.ndarray, mode: str, frozen: frozenset[str],
                 escapes: frozenset[str], history: dict[str, list[tuple[int, np.ndarray]]], verdict: Verdict) -> Finding | None:
-  """One observable at one call: skipped where the JIT leaves it undefined, else compared with what it must be.
-
-  With fresh inputs a lazy escape is undefined from the capture call on, whether it is still lazy now or was
-  realized by an earlier read (then it holds some earlier call's value); call 0 runs eagerly and is defined."""
+  """One observable at one call: skipped where the JIT leaves it undefined, else compared with what it must be."""
   k = have.index
   if path not in have.values: return Finding(WRONG_VALUES, path, k, phase(k), {"missing": "not observable in the target run"})
-  if mode == FRESH and k >= 1 and (path in have.lazy or path in escapes):
-    verdict.skipped["lazy escape with fresh inputs"] += 1
+  if (why := undefined(ref, have, path, mode, escapes)) is not None:
+    verdict.skipped[why] += 1
     return None
   expected = ref.calls[1].values[path] if path in frozen and k >= 2 else value
   verdict.compared += 1

@@ -22,6 +22,7 @@ from planner.stages import Lowered
 
 LIVE_PLANNED, OVERLAP, BOUNDS = "invariant:live-planned", "invariant:overlap", "invariant:bounds"
 READ_BEFORE_WRITE, INPUT_NOT_COPIED, GRAPH_ORDER = "invariant:read-before-write", "invariant:input-not-copied", "invariant:graph-order"
+PRUNE_SPLIT = "invariant:prune-split"
 
 SliceKey = tuple[Any, int, int, str]
 Resource = tuple[Any, int, float, str]  # (memory identity, first byte, end byte, name)
@@ -55,22 +56,6 @@ def _bytes(p: PlannedBuffer) -> str: return f"[{p.offset}, {p.offset + p.nbytes}
 def _steps(p: PlannedBuffer) -> str: return f"[{p.first}, {p.end}]"
 def _place(p: PlannedBuffer) -> str: return f"{p.name} in arena {p.arena} bytes {_bytes(p)} steps {_steps(p)}"
 def _arena_ok(plan: MemoryPlan, p: PlannedBuffer) -> bool: return 0 <= p.arena < len(plan.arenas)
-
-
-def _call_name(call: Any) -> str:
-  ast = call.src[0]
-  if ast.op is tg.Ops.PROGRAM: return str(ast.arg.name)
-  return ast.op.name.lower() + (f" {ast.arg}" if isinstance(ast.arg, str) else "")
-
-
-def is_graph_call(call: Any) -> bool:
-  """A batch of kernels made by graph-split: CALL(CUSTOM_FUNCTION 'graph', LINEAR of the batched calls)."""
-  return call.src[0].op is tg.Ops.CUSTOM_FUNCTION and call.src[0].arg == "graph"
-
-
-def flat_calls(linear: Any) -> list:
-  """The calls of a linear in run order, with every graph call replaced by the calls it batches."""
-  return [c for call in linear.src for c in (flat_calls(call.src[0].src[0]) if is_graph_call(call) else [call])]
 
 
 # ---------- 1. live tensors ----------
@@ -191,7 +176,7 @@ def _first_access_problem(plan: MemoryPlan, p: PlannedBuffer, planned_linear: An
   key = planned_key(plan, p)
   idx = [k for k, arg in enumerate(tg.call_args(call)) if key in _arg_slice_keys(arg)]
   written, read = tg.call_effects(call)
-  where = {"step": p.first, "call": _call_name(call), "args": idx, "written": list(written), "read": list(read)}
+  where = {"step": p.first, "call": tg.call_name(call), "args": idx, "written": list(written), "read": list(read)}
   if not idx: return "its slice is not an argument of its first step", where
   if not written and not read: return None  # a call whose effects tinygrad does not describe: nothing to check
   if any(k in read for k in idx):
@@ -218,45 +203,30 @@ def first_access_writes(plan: MemoryPlan, planned_linear: Any) -> list[Finding]:
   return found
 
 
-# ---------- 5. written inputs are copied ----------
+# ---------- 5. replay inputs the linear writes are copied ----------
 
-def _param_slot(arg: Any) -> int | None:
-  """The input slot an argument is, or is a contiguous view of (contiguous_view only runs on arguments holding a PARAM)."""
-  if arg.op is tg.Ops.PARAM: return arg.arg.slot
-  if not any(u.op is tg.Ops.PARAM for u in arg.toposort()): return None
-  view = arg.contiguous_view()
-  base = arg if view is None else view[0]
-  return base.arg.slot if base.op is tg.Ops.PARAM else None
-
-
-def written_inputs_copied(lowered_final_linear: Any, copied: set, inputs: tuple) -> list[Finding]:
-  """input-not-copied: every explicit input the linear writes without reading is in the set copied before each replay.
-
-  What is checked: input slot k counts as written when some call (graph calls flattened) has an output argument index,
-  not also an input index of that call, whose argument is PARAM k or a contiguous view of it; this is tinygrad 0.14.0's
-  `CapturedJit._written_uops` rule (outs - ins per argument index) read on PARAM slots. Then `inputs[k]` (the
-  capture-time BUFFER) must be in `copied` (PlannedJit's `_copied`: the buffers `_run` replaces by copies).
-  What is not: reads through another argument index of the same call, non-contiguous views of an input, multi-device
-  inputs behind MSELECT, and calls whose effects are unknown (HCQ2's single 'hcq' call).
-  Why it fails: a PlannedJit whose copy set misses a written input (a mutant that skips the copy). Beware: tinygrad
-  0.14.0 builds its copy set from the linked linear, where inputs are PARAMs, so that set never holds an input and
-  PlannedJit's `_copied` (the same rule) never does either: this check flags every program that overwrites an input
-  without reading it, on real tinygrad too. That dead copy is what keeps such a JIT equal to eager (a copy would send
-  the write to a temporary and the caller's tensor would keep its old value), so `check_lowered` runs this check only
-  when it is given `copied`.
-  """
-  steps: dict[int, list[int]] = defaultdict(list)
-  for step, call in enumerate(flat_calls(lowered_final_linear)):
+def pure_writes(final_linear: Any) -> set:
+  """Every BUFFER some call (graph calls flattened) writes at an argument it does not also read: the JIT's outputs."""
+  out: set = set()
+  for call in tg.flat_calls(final_linear):
     args, (outs, ins) = tg.call_args(call), tg.call_effects(call)
-    for k in sorted(set(outs) - set(ins)):
-      if (slot := _param_slot(args[k])) is not None: steps[slot].append(step)
-  found = []
-  for slot, at in sorted(steps.items()):
-    buf = inputs[slot] if slot < len(inputs) else None
-    if buf is None or buf not in copied:
-      found.append(_finding(INPUT_NOT_COPIED, buffer_name(buf) if buf is not None else f"input slot {slot}", slot=slot, steps=at,
-                            inputs=len(inputs), copied=sorted(buffer_name(b) for b in copied)))
-  return found
+    out |= set().union(*(tg.arg_memory(args[k]) for k in set(outs) - set(ins)))
+  return out
+
+
+def written_inputs_copied(final_linear: Any, inputs: tuple, copied: set | frozenset, replay: int) -> list[Finding]:
+  """input-not-copied: at a replay, every explicit input that is memory the linear writes is copied first.
+
+  Such an input is one of the JIT's own outputs passed back in (a returned tensor fed to the next call): run in place, the
+  linear would overwrite it while still reading it. tinygrad copies it (CapturedJit._written_uops); a replay that does
+  not reads what it is writing. `inputs` are the replay's input BUFFERs, `copied` those it copied, `replay` its number.
+  What is not judged: memory a call both reads and writes at one argument (an in-place update), and calls whose effects
+  are unknown (HCQ2's single 'hcq' call). Capture-time inputs are PARAMs in the linear, never BUFFERs it writes: their
+  writes go to the caller's tensors, as in eager.
+  """
+  written = pure_writes(final_linear)
+  return [Finding(INPUT_NOT_COPIED, buffer_name(u), None, f"replay {replay}", {"slot": slot, "copied": sorted(buffer_name(b) for b in copied)})
+          for slot, u in enumerate(inputs) if u in written and u not in copied]
 
 
 # ---------- 6. graph split keeps the order ----------
@@ -287,8 +257,8 @@ def _broken(i: int, j: int, calls: list, pos: list) -> list[Finding]:
       for b in then:
         if a[0] == b[0] and a[1] < b[2] and b[1] < a[2] and (kind, a[3]) not in seen:
           seen.add((kind, a[3]))
-          found.append(_finding(GRAPH_ORDER, a[3], dependency=kind, before=f"step {i} {_call_name(calls[i])}",
-                                after=f"step {j} {_call_name(calls[j])}", graphed_positions=[pos[i], pos[j]]))
+          found.append(_finding(GRAPH_ORDER, a[3], dependency=kind, before=f"step {i} {tg.call_name(calls[i])}",
+                                after=f"step {j} {tg.call_name(calls[j])}", graphed_positions=[pos[i], pos[j]]))
   return found
 
 
@@ -312,17 +282,48 @@ def graph_split_preserves_order(compiled: Any, graphed: Any) -> list[Finding]:
   or write-after-write dependency it breaks (two calls conflict when they touch overlapping bytes of one buffer, arena
   or input slot and one writes them). Reordering independent calls is harmless and not reported.
   """
-  calls, flat = list(compiled.src), flat_calls(graphed)
+  calls, flat = list(compiled.src), tg.flat_calls(graphed)
   if len(calls) == len(flat) and all(a is b for a, b in zip(calls, flat, strict=True)): return []
   pos = _positions(calls, flat)
-  found = [_finding(GRAPH_ORDER, f"step {i} {_call_name(c)}", problem="compiled call missing from the graphed linear")
+  found = [_finding(GRAPH_ORDER, f"step {i} {tg.call_name(c)}", problem="compiled call missing from the graphed linear")
            for i, (c, p) in enumerate(zip(calls, pos, strict=True)) if p is None]
   matched = set(pos)
-  found += [_finding(GRAPH_ORDER, f"graphed position {k} {_call_name(c)}", problem="call not in the compiled linear")
+  found += [_finding(GRAPH_ORDER, f"graphed position {k} {tg.call_name(c)}", problem="call not in the compiled linear")
             for k, c in enumerate(flat) if k not in matched]
   kept = [i for i, p in enumerate(pos) if p is not None]
   for n, i in enumerate(kept):
     found += [f for j in kept[n + 1:] if pos[j] < pos[i] for f in _broken(i, j, calls, pos)]
+  return found
+
+
+# ---------- 7. prune drops only input-independent calls ----------
+
+def input_dependent(linear: Any, inputs: tuple | list) -> set:
+  """Every BUFFER whose contents depend on the explicit inputs: what a call that reads one writes, to a fixed point.
+
+  The fixed point runs over the whole linear, not one pass in order: a call may read state that a later call writes
+  from the inputs, and on the next call it reads that state's new value (a dependency across calls)."""
+  dependent, calls = set(inputs), [tg.call_memory(c) for c in linear.src]
+  while True:
+    grown = dependent.union(*(written for written, read in calls if read & dependent))
+    if grown == dependent: return dependent
+    dependent = grown
+
+
+def prune_split_sound(whole: Any, once: Any, inputs: tuple | list) -> list[Finding]:
+  """prune-split: every call prune runs only once (at capture) touches no memory that depends on the explicit inputs.
+
+  TinyJit documents that with prune=True what does not depend on the inputs runs once and freezes; a one-time call that
+  reads input-dependent memory (state a kept call writes from the inputs, say) freezes a value that should change, and
+  one that writes such memory stops overwriting it. tinygrad's own split is one pass in call order, so it misses a call
+  that reads state before the call that writes it from the inputs."""
+  dependent, steps = input_dependent(whole, inputs), {call: i for i, call in enumerate(whole.src)}
+  found = []
+  for call in once.src:
+    written, read = tg.call_memory(call)
+    if touched := (written | read) & dependent:
+      found.append(_finding(PRUNE_SPLIT, f"one-time {tg.call_name(call)} at step {steps[call]}", step=steps[call],
+                            reads=sorted(buffer_name(b) for b in touched & read), writes=sorted(buffer_name(b) for b in touched & written)))
   return found
 
 
@@ -334,16 +335,22 @@ def check_plan(plan: MemoryPlan, planned_linear: Any, live: Mapping[str, Tensor 
           + first_access_writes(plan, planned_linear))
 
 
-def check_lowered(lowered: Lowered, live: Mapping[str, Tensor | None], copied: set | None = None, unnamed: bool = True) -> list[Finding]:
-  """Every invariant of one lowering: the plan checks, the input copies when `copied` is given, and graph-split order
-  when the lowering was compiled (a static lowering has `compiled is planned` and nothing to split)."""
+def check_lowered(lowered: Lowered, live: Mapping[str, Tensor | None], pruned: tuple[Any, Any] | None = None,
+                  unnamed: bool = True) -> list[Finding]:
+  """Every invariant known at capture: the plan checks, the prune split when `pruned` (whole linear, one-time calls)
+  is given, and graph-split order when the lowering was compiled (a static lowering has `compiled is planned`).
+  Input copies are a replay's (`written_inputs_copied`)."""
   found = check_plan(lowered.plan, lowered.planned, live, unnamed)
-  if copied is not None: found += written_inputs_copied(lowered.final, copied, lowered.inputs)
+  if pruned is not None: found += prune_split_sound(*pruned, lowered.inputs)
   if lowered.compiled is not lowered.planned: found += graph_split_preserves_order(lowered.compiled, lowered.final)
   return found
 
 
 def check_tinyjit_record(rec: tg.TinyJitLowering, live: Mapping[str, Tensor | None], unnamed: bool = True) -> list[Finding]:
-  """Invariants 1-4 on a plan tinygrad's own TinyJit made, rebuilt from what `tg.spy_tinyjit` recorded."""
+  """The capture's invariants on what tinygrad's own TinyJit did, rebuilt from what `tg.spy_tinyjit` recorded: the plan
+  checks, its prune split, and graph-split order."""
   if rec.planned is None or rec.parametrized is None: raise ValueError("check_tinyjit_record: the record has no planner output")
-  return check_plan(plan_from_linear(rec.planned, rec.parametrized, rec.held), rec.planned, live, unnamed)
+  found = check_plan(plan_from_linear(rec.planned, rec.parametrized, rec.held), rec.planned, live, unnamed)
+  if rec.pruned is not None: found += prune_split_sound(*rec.pruned, rec.inputs)
+  if rec.compiled is not None and rec.final is not None: found += graph_split_preserves_order(rec.compiled, rec.final)
+  return found

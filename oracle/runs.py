@@ -15,23 +15,27 @@ from tinygrad import Context, Tensor
 from tinygrad.nn.state import get_parameters
 
 from oracle.subject import Program, Subject
+from planner import tg
 
 FRESH, SAME_BUFFER = "fresh", "same-buffer"
 MODES = (FRESH, SAME_BUFFER)
 REFERENCE_CONTEXT = {"JIT": 0, "NO_MEMORY_PLANNER": 1}
-# a lazy tensor that is a pending in-place assign (what backward() makes when it accumulates into an existing .grad)
-# is realized by its first read and is plain data from then on: made at capture, it never changes on replay
-PENDING_ASSIGN_OPS = ("AFTER", "ASSIGN")
+PYTHON_VALUES = (bool, int, float, complex, str, bytes, type(None))  # arguments TinyJit does not see: frozen at capture
 Wrap = Callable[[Callable[..., Any], bool], Callable[..., Any]]  # (step, prune) -> jitted step
 
 
 @dataclass
 class CallRecord:
+  """One call's snapshots. lazy: observables unrealized right after the call; pending_assigns: those of them that are
+  a lazy in-place assign; input_views: pure views of an explicit input; symbolic_views: realized views whose view
+  depends on a Variable; bound: the call's bound Variables."""
   index: int
   values: dict[str, np.ndarray] = field(default_factory=dict)
   lazy: frozenset[str] = frozenset()
   input_views: frozenset[str] = frozenset()
   pending_assigns: frozenset[str] = frozenset()
+  symbolic_views: frozenset[str] = frozenset()
+  bound: dict[str, int] = field(default_factory=dict)
   error: BaseException | None = None
 
 
@@ -43,6 +47,16 @@ class Trace:
 
   @property
   def error(self) -> BaseException | None: return next((c.error for c in self.calls if c.error is not None), None)
+
+
+@dataclass
+class Hooks:
+  """What the oracle does inside a target run: `on_capture(step, subject, ret)` right after call 1, before anything is
+  read (static checks see the plan there); `before_replay()` before every later call (poisoning a real TinyJit's
+  arenas); `after_replay(step, k, args)` right after each later call (the replay's input-copy check)."""
+  on_capture: Callable[[Any, Subject, Any], None] | None = None
+  before_replay: Callable[[], None] | None = None
+  after_replay: Callable[[Any, int, list], None] | None = None
 
 
 def phase(call: int) -> str:
@@ -78,44 +92,60 @@ class InputTensors:
 def input_views(named: dict[str, Tensor], inputs: list) -> frozenset[str]:
   """Observables that are pure views of an explicit input (no kernel made them), returned or kept: a JIT hands
   back the capture-time object, so with fresh inputs its replays show the capture call's data (documented)."""
-  bases = {t.uop.base for t in inputs if isinstance(t, Tensor)}
-  return frozenset(p for p, t in named.items() if t.uop.base in bases)
+  bases = {tg.storage(t) for t in inputs if isinstance(t, Tensor)}
+  return frozenset(p for p, t in named.items() if tg.storage(t) in bases)
 
 
 def snapshot(ret: Any, subject: Subject, inputs: list, together: bool = False) -> CallRecord:
   """Every observable's value after a call. `together` realizes the lazy ones in one schedule first (each read of
   a lazy tensor schedules anew): only for eager runs, where one read or many give the same values."""
   named = dict(returned_paths(ret)) | {p: t for p, t in subject.observe().items() if isinstance(t, Tensor)}
-  lazy = frozenset(p for p, t in named.items() if not t.uop.is_realized)
-  assigns = frozenset(p for p in lazy if named[p].uop.op.name in PENDING_ASSIGN_OPS)
+  lazy = frozenset(p for p, t in named.items() if tg.is_lazy(t))
+  assigns = frozenset(p for p in lazy if tg.is_pending_assign(named[p]))
+  symbolic = frozenset(p for p, t in named.items() if p not in lazy and tg.is_symbolic_view(t))
   if together and lazy: Tensor.realize(*{id(named[p]): named[p] for p in lazy}.values())
-  return CallRecord(-1, {p: t.numpy().copy() for p, t in named.items()}, lazy, input_views(named, inputs), assigns)
+  return CallRecord(-1, {p: t.numpy().copy() for p, t in named.items()}, lazy, input_views(named, inputs), assigns, symbolic,
+                    tg.bound_values(inputs))
 
 
-OnCapture = Callable[[Any, Subject, Any], None]  # (jitted step, subject, returned value), right after call 1
+class FrozenPython:
+  """The reference's model of TinyJit freezing Python at capture: from call 2 on, the step runs with the Python values
+  call 1 started from (the subject's PythonState restored) and call 1's non-Tensor arguments."""
+  def __init__(self, subject: Subject) -> None: self.state, self.saved, self.args = subject.python_state, None, None
+
+  def __call__(self, k: int, raw: list) -> list:
+    if k == 1:
+      self.saved, self.args = (self.state.save() if self.state else None), list(raw)
+    elif k >= 2 and self.args is not None:
+      if self.state: self.state.restore(self.saved)
+      raw = [self.args[i] if isinstance(x, PYTHON_VALUES) and i < len(self.args) else x for i, x in enumerate(raw)]
+    return raw
 
 
 def run(program: Program, wrap: Wrap | None, calls: int, mode: str = SAME_BUFFER, context: dict | None = None,
-        on_capture: OnCapture | None = None, eager_reads: bool = False, before_replay: Callable[[], None] | None = None) -> Trace:
+        hooks: Hooks | None = None, reference: bool = False) -> Trace:
   """Build a fresh instance of `program`, call it `calls` times (jitted by `wrap`, or eagerly), snapshot each call.
 
-  `context` is a tinygrad Context for the whole run; the reference passes JIT=0, NO_MEMORY_PLANNER=1.
-  `on_capture` runs right after the capture call, before anything is read (static checks see the plan there);
-  `before_replay` before every later call (the oracle poisons a real TinyJit's arenas there)."""
+  `context` is a tinygrad Context for the whole run; the reference passes JIT=0, NO_MEMORY_PLANNER=1 and
+  `reference=True`, which reads lazy observables together and freezes Python state as TinyJit does (FrozenPython).
+  `hooks` are the oracle's, inside a target run; their own errors are never the program's."""
+  hooks = hooks or Hooks()
   with Context(**(context or {})):
     subject = program()
     step = subject.step if wrap is None else wrap(subject.step, subject.prune)
     to_tensors, records, ret = InputTensors(mode), [], None
+    frozen = FrozenPython(subject) if reference else lambda k, raw: raw
     for k in range(calls):
-      if k >= 2 and before_replay is not None: before_replay()
+      if k >= 2 and hooks.before_replay is not None: hooks.before_replay()
       try:
-        args = to_tensors(subject.inputs(k, ret))
+        args = to_tensors(frozen(k, subject.inputs(k, ret)))
         ret = step(*args)
       except Exception as e:  # a program's error is data: the judge decides whether it is a rejection or a finding
         records.append(CallRecord(k, error=e))
         break
-      if k == 1 and on_capture is not None: on_capture(step, subject, ret)  # the oracle's own errors are never data
-      try: record = snapshot(ret, subject, args, eager_reads)
+      if k == 1 and hooks.on_capture is not None: hooks.on_capture(step, subject, ret)
+      if k >= 2 and hooks.after_replay is not None: hooks.after_replay(step, k, args)
+      try: record = snapshot(ret, subject, args, together=reference)
       except Exception as e:
         records.append(CallRecord(k, error=e))
         break
@@ -136,4 +166,4 @@ def eager(step: Callable[..., Any], prune: bool = False) -> Callable[..., Any]:
 
 def reference(program: Program, calls: int, mode: str = SAME_BUFFER, planner_on: bool = False) -> Trace:
   """What is correct: the program with the JIT off and the memory planner off (or on, as a second reference)."""
-  return run(program, eager, calls, mode, {"JIT": 0} if planner_on else REFERENCE_CONTEXT, eager_reads=True)
+  return run(program, eager, calls, mode, {"JIT": 0} if planner_on else REFERENCE_CONTEXT, reference=True)

@@ -32,14 +32,17 @@ def check_static(program: Program, target: Target) -> Verdict:
     return Verdict(rejected=f"capture: {error_text(e)}")
   if not collector.linears: return Verdict(rejected="capture: nothing to capture")
   captured = tg.make_linear([c for linear in collector.linears for c in linear.src])
-  inputs = [t.uop.base for t in args if isinstance(t, Tensor)]
+  inputs = [tg.storage(t) for t in args if isinstance(t, Tensor)]
   once: set = set()
+  pruned = None
   if subject.prune if target.prune is None else target.prune:  # the one-time calls would run now: their buffers exist
+    whole = captured
     captured, one_time = prune(captured, inputs)
+    pruned = (whole, one_time)
     once = {b for call in one_time.src for arg in tg.call_args(call) for b in tg.arg_buffers(arg)}
   held = get_policy(target.policy)[1](HoldContext(ret, captured, tuple(inputs))) | once
   try: lowered = lower(captured, held, inputs, target.planner, compile=False)
   except Exception as e:  # the planner under test broke: that is what the static path is for
     return Verdict(findings=[Finding(JIT_ERROR, "planner", None, "static", {"error": error_text(e)})])
   live = {p: t for p, t in subject.observe().items() if t is not None}
-  return Verdict(findings=check_lowered(lowered, live), compared=len(lowered.plan.buffers))
+  return Verdict(findings=check_lowered(lowered, live, pruned), compared=len(lowered.plan.buffers))

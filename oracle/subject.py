@@ -11,17 +11,29 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
+@dataclass(frozen=True)
+class PythonState:
+  """The Python values a step reads or changes besides tensors: a closure counter, a flag an `if` tests, a list it
+  appends to, a tensor a holder object is rebound to between calls. TinyJit runs the step's Python only on calls 0
+  and 1, so every replay computes with the values call 1 started from (documented: Python state is frozen at
+  capture). `save()` returns them; `restore(saved)` puts them back, as the reference does before each later call."""
+  save: Callable[[], Any]
+  restore: Callable[[Any], None]
+
+
 @dataclass
 class Subject:
   """step: the function a JIT wraps.
   inputs(k, prev_ret): call k's explicit inputs; numpy arrays become input tensors (fresh or refilled, by mode),
-    anything else (a Tensor fed back from the previous call, a bound Variable) is passed as is.
+    anything else (a Tensor fed back from the previous call, a bound Variable, a Python number) is passed as is.
   observe(): path -> Tensor for everything outside the return value a user can read after a call
-    (parameters' .grad, assigned state, lazy tensors kept in a list or attribute)."""
+    (parameters' .grad, assigned state, lazy tensors kept in a list or attribute).
+  python_state: the Python values the step depends on, when it is not a pure function of its tensors."""
   step: Callable[..., Any]
   inputs: Callable[[int, Any], list]
   observe: Callable[[], dict[str, Any]] = field(default=dict)
   prune: bool = False
+  python_state: PythonState | None = None
 
 
 Program = Callable[[], Subject]

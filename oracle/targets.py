@@ -23,6 +23,7 @@ class Target:
   policy: str = "live-tensors"
   planner: str = "planfuzz"
   graph: str = "tinygrad"  # planner target: the graph splitter
+  copy: str = "tinygrad"  # planner target: which replay inputs are copied first (planner/stages.py get_copy_rule)
   knobs: tuple[tuple[str, int], ...] = ()  # tinygrad Context values for the whole run, e.g. (("JIT", 2),)
   prune: bool | None = None  # None: as the program asks
   poison: bool = True  # planner target: fill arenas with a sentinel before every run of the lowered linear
@@ -31,8 +32,8 @@ class Target:
     if self.kind not in TARGET_KINDS: raise TargetError(f"unknown target {self.kind!r}: choose one of {', '.join(TARGET_KINDS)}")
     if self.kind != "tinyjit":  # fail on a bad policy or planner now, with the plugin error, not in the middle of a run
       try:
-        from planner import get_graph_splitter, get_planner, get_policy
-        get_policy(self.policy), get_planner(self.planner), get_graph_splitter(self.graph)
+        from planner import get_copy_rule, get_graph_splitter, get_planner, get_policy
+        get_policy(self.policy), get_planner(self.planner), get_graph_splitter(self.graph), get_copy_rule(self.copy)
       except ImportError as e: raise TargetError(f"the {self.kind} target needs planfuzz's planner: {e}") from e
       except ValueError as e: raise TargetError(str(e)) from e  # PlanfuzzUsageError: an unknown name or a bad plugin
 
@@ -44,7 +45,7 @@ class Target:
       return TinyJit(step, prune=prune)
     from oracle.poison import poison_arenas
     from planner import PlannedJit
-    return PlannedJit(step, prune=prune, policy=self.policy, planner=self.planner, graph_splitter=self.graph,
+    return PlannedJit(step, prune=prune, policy=self.policy, planner=self.planner, graph_splitter=self.graph, copy_rule=self.copy,
                       before_run=poison_arenas if self.poison else None)
 
   @classmethod
@@ -52,8 +53,7 @@ class Target:
     """The planner target with one mutant (planner/mutants.py) in place of the default stage it replaces."""
     from planner.mutants import MUTANTS
     if name not in MUTANTS: raise TargetError(f"unknown mutant {name!r}: choose one of {', '.join(MUTANTS)}")
-    field = {"planner": "planner", "policy": "policy", "graph": "graph"}[MUTANTS[name].kind]
-    return cls(**{field: name})
+    return cls(**{MUTANTS[name].kind: name})  # a mutant's kind names the Target field it replaces
 
   @property
   def context(self) -> dict[str, int]: return dict(self.knobs)
@@ -63,6 +63,7 @@ class Target:
   def describe(self) -> str:
     knobs = " ".join(f"{k}={v}" for k, v in self.knobs)
     graph = "" if self.graph == "tinygrad" else f", graph={self.graph}"
-    planned = f"(policy={self.policy}, planner={self.planner}{graph})"
+    copy = "" if self.copy == "tinygrad" else f", copy={self.copy}"
+    planned = f"(policy={self.policy}, planner={self.planner}{graph}{copy})"
     what = {"tinyjit": "tinygrad TinyJit", "static": f"static plan check{planned}"}.get(self.kind, f"PlannedJit{planned}")
     return f"{what}{' ' + knobs if knobs else ''}{'' if self.prune is None else f' prune={self.prune}'}"

@@ -1,8 +1,10 @@
 """PlannedJit: a drop-in for TinyJit that lowers through planfuzz's stages with a chosen policy and planner.
 
 Same call semantics as TinyJit: call 0 runs eagerly, call 1 captures, lowers and runs the lowered linear,
-later calls replay it (explicit inputs the linear writes are copied first); the same returned objects come
-back every call, and bad inputs raise the same JitErrors.
+later calls replay it (an explicit input that is one of the linear's own outputs, a returned tensor fed back, is
+copied first); the same returned objects come back every call, and bad inputs raise the same JitErrors. What a
+checker needs is kept in public attributes: `lowered` (every stage), `pruned` (the prune split) and, for the last
+run, `last_inputs` and `last_copied`.
 """
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from typing import Any, Generic, TypeVar
 
 from planner import stages, tg
 from planner.policies import DEFAULT_POLICY, HoldContext, Policy, get_policy
-from planner.stages import Lowered, lower, prune, written_buffers
+from planner.stages import Lowered, lower, prune
 
 R = TypeVar("R")
 
@@ -24,19 +26,24 @@ def realize_returned(ret: Any) -> None:
 class PlannedJit(Generic[R]):
   def __init__(self, fn: Callable[..., R], prune: bool = False, policy: str | Policy = DEFAULT_POLICY,
                planner: str | stages.Planner = stages.DEFAULT_PLANNER, before_run: Callable[[Lowered], None] | None = None,
-               graph_splitter: str | stages.GraphSplitter = stages.DEFAULT_GRAPH_SPLITTER) -> None:
+               graph_splitter: str | stages.GraphSplitter = stages.DEFAULT_GRAPH_SPLITTER,
+               copy_rule: str | stages.CopyRule = stages.DEFAULT_COPY_RULE) -> None:
     """before_run, when given, sees the lowering before capture's run and before each replay (the oracle poisons arenas there)."""
     self.fn, self.prune, self.before_run = fn, prune, before_run
     self.policy_name, self.policy = get_policy(policy)
     self.planner_name, self.planner = stages.get_planner(planner)  # resolved now to fail early; lowered by its name
     self._planner_spec = planner
     self.graph_splitter_name, self.graph_splitter = stages.get_graph_splitter(graph_splitter)
+    self.copy_rule_name, self.copy_rule = stages.get_copy_rule(copy_rule)
     self.cnt = 0
     self.lowered: Lowered | None = None
     self._linear: Any = None
     self._ret: Any = None
     self._expected: tuple[list, list] = ([], [])
     self._copied: set = set()
+    self.pruned: tuple[Any, Any] | None = None  # (the captured linear, its one-time calls) when prune=True
+    self.last_inputs: tuple = ()
+    self.last_copied: frozenset = frozenset()
 
   def __call__(self, *args: Any, **kwargs: Any) -> R:
     with tg.disable_gc():
@@ -60,12 +67,14 @@ class PlannedJit(Generic[R]):
     tg.check_tensor_return(ret)
     captured = tg.make_linear([call for linear in collector.linears for call in linear.src])
     if self.prune:
+      whole = captured
       captured, once = prune(captured, inputs.buffers)
+      self.pruned = (whole, once)
       tg.run_linear(once, inputs.var_vals)
     held = self.policy(HoldContext(ret, captured, tuple(inputs.buffers)))
     self.lowered = lower(captured, held, inputs.buffers, self._planner_spec, graph_splitter=self.graph_splitter)
     self._linear = tg.link_linear(self.lowered.final)
-    self._copied = written_buffers(self._linear)
+    self._copied = self.copy_rule(self._linear)
     self._ret, self._expected = ret, (inputs.names, inputs.info)
     return self._run(inputs)
 
@@ -77,6 +86,7 @@ class PlannedJit(Generic[R]):
 
   def _run(self, inputs: tg.JitInputs) -> R:
     concrete = [tg.copy_of(u) if u in self._copied else u for u in inputs.buffers]
+    self.last_inputs, self.last_copied = tuple(inputs.buffers), frozenset(u for u in inputs.buffers if u in self._copied)
     if self.before_run is not None and self.lowered is not None: self.before_run(self.lowered)
     tg.run_linear(self._linear, inputs.var_vals, concrete, jit=True)
     return self._ret

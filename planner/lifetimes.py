@@ -7,6 +7,8 @@ from typing import Any
 
 from planner import tg
 
+tg.require()  # the planner needs tinygrad's internals: one clear error on a tinygrad without them
+
 
 @dataclass(frozen=True)
 class Lifetime:

@@ -12,6 +12,8 @@ from typing import Any
 
 from planner import tg
 
+tg.require()  # the planner needs tinygrad's internals: one clear error on a tinygrad without them
+
 COMPUTE_LANE, COPY_LANE = 0, 1
 
 

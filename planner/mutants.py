@@ -1,9 +1,7 @@
 """Planner mutants: bugs a planner author could plausibly write, each a small documented variant.
 
 They exist to prove the fuzzer's power: each is selectable by name as a planner (`--planner lifetime-short`),
-a policy (`--policy grads-only`) or a graph splitter, and the fuzzer must kill every one of them.
-A mutant that only PlannedJit's replay could have (a written input not copied) has no 0.14.0 counterpart:
-inputs are PARAMs after parametrize, so no input is ever in the copied set (see oracle/invariants.py).
+a policy (`--policy grads-only`), a graph splitter or a replay copy rule, and the fuzzer must kill every one of them.
 """
 from __future__ import annotations
 
@@ -20,7 +18,7 @@ from planner.policies import HoldContext, allocated_only, returned_only
 class Mutant:
   name: str
   doc: str
-  kind: str  # planner, policy or graph
+  kind: str  # planner, policy, graph or copy
   fn: Callable
 
 
@@ -59,6 +57,11 @@ def reorder_dependent(linear: Any) -> Any:
   return tg.make_linear(calls)
 
 
+def no_input_copy(linear: Any) -> set:
+  """A replay copies no input, not even one of the linear's own outputs fed back: the linear overwrites what it reads."""
+  return set()
+
+
 MUTANTS: dict[str, Mutant] = {m.name: m for m in [
   Mutant("lifetime-short", "a buffer's lifetime ends one step before its last use", "planner",
          _packing_planner(Packing(lifetime=lambda life: replace(life, last=max(life.first, life.last - 1))))),
@@ -76,6 +79,7 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in [
   Mutant("grads-only", grads_only.__doc__ or "", "policy", grads_only),
   Mutant("own-buffers-only", own_buffers_only.__doc__ or "", "policy", own_buffers_only),
   Mutant("reorder-dependent", reorder_dependent.__doc__ or "", "graph", reorder_dependent),
+  Mutant("no-input-copy", no_input_copy.__doc__ or "", "copy", no_input_copy),
 ]}
 
 

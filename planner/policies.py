@@ -13,6 +13,8 @@ from typing import Any
 from planner import tg
 from planner.plugins import resolve
 
+tg.require()  # the planner needs tinygrad's internals: one clear error on a tinygrad without them
+
 
 @dataclass(frozen=True)
 class HoldContext:

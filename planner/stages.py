@@ -21,6 +21,8 @@ DEFAULT_PLANNER = "planfuzz"
 GraphSplitter = Callable[[Any], Any]
 GRAPH_SPLITTERS: dict[str, GraphSplitter] = {"tinygrad": tg.tinygrad_graph_split}
 DEFAULT_GRAPH_SPLITTER = "tinygrad"
+CopyRule = Callable[[Any], set]  # final linear -> the BUFFERs a replay copies when one of them is passed as an input
+DEFAULT_COPY_RULE = "tinygrad"
 
 
 class PlannerError(RuntimeError):
@@ -49,6 +51,12 @@ def get_planner(spec: str | Planner) -> tuple[str, Planner]:
 def get_graph_splitter(spec: str | GraphSplitter) -> tuple[str, GraphSplitter]:
   from planner.mutants import of_kind
   return resolve(spec, GRAPH_SPLITTERS | of_kind("graph"), "graph splitter")
+
+
+def get_copy_rule(spec: str | CopyRule) -> tuple[str, CopyRule]:
+  """Which replay inputs are copied first: tinygrad's rule (`written_buffers`), a copy-rule mutant, or `module:function`."""
+  from planner.mutants import of_kind
+  return resolve(spec, {DEFAULT_COPY_RULE: written_buffers} | of_kind("copy"), "copy rule")
 
 
 def parametrize(linear: Any, inputs: tuple | list) -> Any:
@@ -104,7 +112,9 @@ def prune(linear: Any, inputs: tuple | list) -> tuple[Any, Any]:
 
 
 def written_buffers(linear: Any) -> set:
-  """BUFFERs some call writes without reading: an explicit input among them is copied before each replay."""
+  """BUFFERs some call writes without reading (tinygrad's `_written_uops`): the JIT's own outputs. A replay given one of
+  them as an explicit input (a returned tensor fed back) copies it first, so the linear never overwrites an input it is
+  still reading. Capture-time inputs are PARAMs by now, so they are never among them: their writes reach the caller."""
   out: set = set()
   for call in (u for u in linear.toposort() if u.op is tg.Ops.CALL):
     args, (outs, ins) = tg.call_args(call), tg.call_outs_ins(call)

@@ -2,8 +2,12 @@
 
 Everything planfuzz needs from inside tinygrad (UOp, Ops, the capture hook, the memory planner, the
 TLSF allocator, compile and graph-split) is imported and wrapped here, so a new tinygrad version is a
-one-file change. With a tinygrad whose internals lack a needed name, importing this module raises one
-`UnsupportedTinygrad` naming the version found, the versions supported and every missing name.
+one-file change. It has two parts:
+- portable: what the dynamic oracle reads off a Tensor (lazy or realized, which memory it views, a bound
+  Variable's value), written against what every tinygrad from 0.12.0 on has, so the `tinyjit` target runs on them;
+- internals: the lowering pipeline's pieces. Importing this module never fails; `require()` (which planfuzz's
+  planner modules call when they load) raises one `UnsupportedTinygrad` naming the version found, the versions
+  supported and every missing name.
 """
 from __future__ import annotations
 
@@ -12,18 +16,21 @@ import importlib
 import importlib.metadata
 import warnings
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+from tinygrad import Tensor
 
 SUPPORTED_VERSIONS = ("0.14.0",)
 
 _NEEDED: dict[str, tuple[str, ...]] = {
-  "tinygrad.tensor": ("Tensor", "all_tensors"),
+  "tinygrad.tensor": ("all_tensors",),
   "tinygrad.uop.ops": ("UOp", "Ops", "buffers"),
   "tinygrad.dtype": ("dtypes", "DType"),
   "tinygrad.helpers": ("Context", "getenv", "JIT", "JIT_BATCH_SIZE", "BEAM", "NO_MEMORY_PLANNER", "CAPTURING", "disable_gc"),
   "tinygrad.engine.realize": ("capturing", "compile_linear", "link_linear", "run_linear", "get_call_outs_ins", "get_call_arg_uops"),
-  "tinygrad.engine.jit": ("JitError", "graph_split_rewrite", "jit_lower", "_prepare_jit_inputs", "_check_no_non_tensor_return"),
+  "tinygrad.engine.jit": ("JitError", "graph_split_rewrite", "jit_lower", "prune_linear", "_copy_input", "_prepare_jit_inputs",
+                          "_check_no_non_tensor_return"),
   "tinygrad.schedule.memory": ("memory_plan_rewrite",),
   "tinygrad.runtime.support.memory": ("TLSFAllocator",),
   "tinygrad.nn.state": ("get_parameters",),
@@ -39,7 +46,8 @@ def installed_version() -> str:
   except importlib.metadata.PackageNotFoundError: return "not installed"
 
 
-def _load() -> dict[str, Any]:
+def _load() -> tuple[dict[str, Any], list[str]]:
+  """(found names, missing dotted names); warns when all are there but the version is not one planfuzz was written for."""
   found: dict[str, Any] = {}
   missing: list[str] = []
   for module, names in _NEEDED.items():
@@ -50,30 +58,74 @@ def _load() -> dict[str, Any]:
     for n in names:
       if hasattr(mod, n): found[n] = getattr(mod, n)
       else: missing.append(f"{module}.{n}")
-  version = installed_version()
-  if missing:
-    raise UnsupportedTinygrad(f"planfuzz's planner supports tinygrad {', '.join(SUPPORTED_VERSIONS)}; found tinygrad {version}, "
-                              f"which lacks: {', '.join(missing)}. Install a supported version "
-                              f"(pip install tinygrad=={SUPPORTED_VERSIONS[-1]}) or port planner/tg.py. "
-                              "The tinyjit target needs only tinygrad's public API.")
-  if version not in SUPPORTED_VERSIONS:
+  if not missing and (version := installed_version()) not in SUPPORTED_VERSIONS:
     warnings.warn(f"planfuzz was written against tinygrad {', '.join(SUPPORTED_VERSIONS)}, found {version}", stacklevel=2)
-  return found
+  return found, missing
 
 
-_tg = _load()
-Tensor = _tg["Tensor"]
-UOp = _tg["UOp"]
-Ops = _tg["Ops"]
-dtypes = _tg["dtypes"]
-DType = _tg["DType"]
-Context = _tg["Context"]
-JitError = _tg["JitError"]
-TLSFAllocator = _tg["TLSFAllocator"]
-get_parameters = _tg["get_parameters"]
-disable_gc = _tg["disable_gc"]
-tinygrad_memory_plan: Callable[[Any, set], Any] = _tg["memory_plan_rewrite"]
-check_tensor_return: Callable[[Any], None] = _tg["_check_no_non_tensor_return"]
+def unsupported(missing: list[str]) -> UnsupportedTinygrad:
+  return UnsupportedTinygrad(f"planfuzz's planner supports tinygrad {', '.join(SUPPORTED_VERSIONS)}; found tinygrad "
+                             f"{installed_version()}, which lacks: {', '.join(missing)}. Install a supported version "
+                             f"(pip install tinygrad=={SUPPORTED_VERSIONS[-1]}) or port planner/tg.py. "
+                             "The tinyjit target needs only tinygrad's public API.")
+
+
+_tg, MISSING = _load()
+
+
+def require() -> None:
+  """Raise UnsupportedTinygrad unless this tinygrad has every internal the planner and the static checks use."""
+  if MISSING: raise unsupported(MISSING)
+
+
+# ---------- portable: the dynamic oracle's view of a Tensor (tinygrad 0.12.0 on) ----------
+
+def is_lazy(t: Tensor) -> bool:
+  """Not realized yet: reading it schedules its graph."""
+  return not t.uop.is_realized
+
+
+def is_pending_assign(t: Tensor) -> bool:
+  """A lazy in-place assign (what backward() makes when it accumulates into an existing .grad): its first read
+  realizes it into the target's buffer."""
+  return is_lazy(t) and t.uop.op.name in ("AFTER", "ASSIGN")
+
+
+def storage(t: Tensor) -> Any:
+  """The identity of the memory a tensor views: equal for a tensor and every view of it."""
+  return t.uop.base
+
+
+def is_symbolic_view(t: Tensor) -> bool:
+  """A realized view (not its own buffer) whose view depends on a Variable: a JIT bakes the capture call's bound
+  value into such a view."""
+  u = t.uop
+  return u.is_realized and u is not u.base and bool(u.variables())
+
+
+def bound_values(args: list | tuple) -> dict[str, int]:
+  """Variable name -> value for every bound Variable among a call's arguments."""
+  out: dict[str, int] = {}
+  for a in args:
+    try: var, val = a.unbind()
+    except (AttributeError, AssertionError, TypeError): continue  # not a bound Variable
+    out[str(var.expr)] = int(val)
+  return out
+
+
+# ---------- internals ----------
+
+UOp = _tg.get("UOp")
+Ops = _tg.get("Ops")
+dtypes = _tg.get("dtypes")
+DType = _tg.get("DType")
+Context = _tg.get("Context")
+JitError = _tg.get("JitError")
+TLSFAllocator = _tg.get("TLSFAllocator")
+get_parameters = _tg.get("get_parameters")
+disable_gc = _tg.get("disable_gc")
+tinygrad_memory_plan: Callable[[Any, set], Any] = _tg.get("memory_plan_rewrite")
+check_tensor_return: Callable[[Any], None] = _tg.get("_check_no_non_tensor_return")
 
 # devices whose buffers tinygrad never suballocates (no views on them)
 UNPLANNABLE_DEVICE_PREFIXES = ("DISK", "TINYFS", "CL", "WEBGPU")
@@ -117,6 +169,35 @@ def arg_buffers(arg: Any) -> list:
   if arg.op is Ops.BUFFER: return [arg]
   if arg.op in (Ops.MSELECT, Ops.MSTACK): return [b for s in arg.src for b in arg_buffers(s)]
   return []
+
+
+def arg_memory(arg: Any) -> set:
+  """Every BUFFER an argument of a CALL touches, through any view of it (bound Variables left out)."""
+  return {u for u in arg.toposort() if u.op is Ops.BUFFER and not u.is_variable}
+
+
+def call_memory(call: Any) -> tuple[set, set]:
+  """(written, read) BUFFERs of a CALL, through views: what a dependency analysis over a linear needs."""
+  args, (outs, ins) = call_args(call), call_effects(call)
+  return set().union(*(arg_memory(args[k]) for k in outs)), set().union(*(arg_memory(args[k]) for k in ins))
+
+
+def is_graph_call(call: Any) -> bool:
+  """A batch of kernels made by graph-split: CALL(CUSTOM_FUNCTION 'graph', LINEAR of the batched calls)."""
+  return call.src[0].op is Ops.CUSTOM_FUNCTION and call.src[0].arg == "graph"
+
+
+def flat_calls(linear: Any) -> list:
+  """The calls of a linear in run order, with every graph call replaced by the calls it batches."""
+  return [c for call in linear.src for c in (flat_calls(call.src[0].src[0]) if is_graph_call(call) else [call])]
+
+
+def call_name(call: Any) -> str:
+  """A compiled kernel's name, `kernel` for one not compiled yet, or the kind of a copy or custom function."""
+  ast = call.src[0]
+  if ast.op is Ops.PROGRAM: return str(ast.arg.name)
+  if ast.op is Ops.SINK: return "kernel"
+  return ast.op.name.lower() + (f" {ast.arg}" if isinstance(ast.arg, str) else "")
 
 
 def arena_slice(arena: Any, offset: int, nbytes: int, dtype: Any) -> Any:
@@ -219,11 +300,14 @@ class _Collector:
   def add_linear(self, linear: Any, var_vals: dict[str, int]) -> None: self.linears.append(linear)
 
 
+NESTED_JIT = "having a JIT inside another JIT is not supported"
+
+
 @contextlib.contextmanager
 def capturing() -> Iterator[_Collector]:
   """While active, every schedule's LINEAR is collected instead of run: tinygrad's JIT capture hook."""
   hook = _tg["capturing"]
-  if hook: raise RuntimeError(f"having a JIT inside another JIT is not supported ({len(hook)} capturing)")
+  if hook: raise RuntimeError(f"{NESTED_JIT} ({len(hook)} capturing)")
   collector = _Collector()
   hook.append(collector)
   try:
@@ -233,35 +317,60 @@ def capturing() -> Iterator[_Collector]:
 
 @dataclass
 class TinyJitLowering:
-  """What tinygrad's own TinyJit handed its lowering: the captured linear, the held set and the planner's output."""
+  """What tinygrad's own TinyJit did with one capture: the captured linear, the held set, the planner's input and
+  output, what it lowered to (`final`), its prune split (when pruned), and the inputs each later replay copied."""
   captured: Any = None
   held: frozenset = frozenset()
   inputs: tuple = ()
   parametrized: Any = None
   planned: Any = None
+  compiled: Any = None
+  final: Any = None
+  pruned: tuple[Any, Any] | None = None  # (linear given to prune, one-time calls)
+  copies: list = field(default_factory=list)  # BUFFERs _copy_input copied since the last `copies.clear()`
 
 
 @contextlib.contextmanager
 def spy_tinyjit(on_plan: Callable[[Any], None] | None = None) -> Iterator[list[TinyJitLowering]]:
-  """Record what each real TinyJit capture lowers, without changing what it does (for static checks of real plans);
-  `on_plan` sees each planned linear before anything runs it (the oracle poisons its arenas there)."""
+  """Record what each real TinyJit capture prunes, lowers and copies, without changing what it does (for static
+  checks of real plans); `on_plan` sees each planned linear before anything runs it (the oracle poisons its arenas there)."""
+  require()
   jit_mod = importlib.import_module("tinygrad.engine.jit")
   records: list[TinyJitLowering] = []
-  real_lower, real_plan = jit_mod.jit_lower, jit_mod.memory_plan_rewrite
+  real = {n: getattr(jit_mod, n) for n in ("jit_lower", "memory_plan_rewrite", "compile_linear", "prune_linear", "_copy_input")}
+  pending: list[tuple[Any, Any]] = []  # a prune split made before its capture's jit_lower
+
+  def prune(linear: Any, needed: set) -> tuple[Any, Any]:
+    kept, once = real["prune_linear"](linear, needed)
+    pending[:] = [(linear, once)]
+    return kept, once
 
   def lower(linear: Any, held_bufs: set, input_uops: list) -> Any:
-    records.append(TinyJitLowering(linear, frozenset(held_bufs), tuple(input_uops)))
-    return real_lower(linear, held_bufs, input_uops)
+    records.append(TinyJitLowering(linear, frozenset(held_bufs), tuple(input_uops), pruned=pending.pop() if pending else None))
+    records[-1].final = real["jit_lower"](linear, held_bufs, input_uops)
+    return records[-1].final
 
   def plan(linear: Any, held_bufs: set | None = None) -> Any:
-    out = real_plan(linear, held_bufs)
+    out = real["memory_plan_rewrite"](linear, held_bufs)
     if records: records[-1].parametrized, records[-1].planned = linear, out
     if on_plan is not None: on_plan(out)
     return out
 
-  jit_mod.jit_lower, jit_mod.memory_plan_rewrite = lower, plan
+  def compile_linear(linear: Any, *args: Any, **kwargs: Any) -> Any:
+    out = real["compile_linear"](linear, *args, **kwargs)
+    if records: records[-1].compiled = out
+    return out
+
+  def copy_input(u: Any) -> Any:
+    if records: records[-1].copies.append(u)
+    return real["_copy_input"](u)
+
+  spies = {"jit_lower": lower, "memory_plan_rewrite": plan, "compile_linear": compile_linear, "prune_linear": prune,
+           "_copy_input": copy_input}
+  for n, fn in spies.items(): setattr(jit_mod, n, fn)
   try: yield records
-  finally: jit_mod.jit_lower, jit_mod.memory_plan_rewrite = real_lower, real_plan
+  finally:
+    for n, fn in real.items(): setattr(jit_mod, n, fn)
 
 
 def fill_buffer(u: Any, byte: int) -> None:

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import numpy as np
-from tinygrad import Tensor, nn
+from tinygrad import Context, Tensor, TinyJit, Variable, nn
 
-from oracle.subject import Subject
+from oracle.subject import PythonState, Subject
 
 
 def arrays(k: int, *shapes: tuple[int, ...]) -> list[np.ndarray]:
@@ -112,3 +112,145 @@ def realize_cuts_autograd() -> Subject:
     loss.backward()
     return loss.realize()
   return Subject(step, lambda k, _: arrays(k, (2, 8)), lambda: {"w0.grad": w0.grad, "w1.grad": w1.grad})
+
+
+# ---------- Python state, frozen at capture (documented) ----------
+
+def counter_state(count: list[int]) -> PythonState:
+  return PythonState(lambda: count[0], lambda v: count.__setitem__(0, v))
+
+
+def closure_counter(declared: bool = True) -> Subject:
+  """A closure counter the step bumps and multiplies by: TinyJit runs the bump on calls 0 and 1 only."""
+  count = [1]
+  def step(x: Tensor) -> Tensor:
+    count[0] += 1
+    return (x * count[0]).realize()
+  return Subject(step, lambda k, _: arrays(k, (8,)), python_state=counter_state(count) if declared else None)
+
+
+def undeclared_closure_counter() -> Subject:
+  """The same step, its Python state not declared: the oracle cannot know it is frozen, so it must report it."""
+  return closure_counter(declared=False)
+
+
+def python_argument() -> Subject:
+  """A Python float argument that changes every call: TinyJit sees only tensors, so replays keep call 1's value."""
+  return Subject(lambda x, scale: (x * scale).realize(), lambda k, _: [*arrays(k, (8,)), float(k + 1)])
+
+
+def python_branch() -> Subject:
+  """An `if` on a Python flag that the caller flips between calls: replays keep the branch call 1 took."""
+  flag = [True]
+  def inputs(k: int, _: object) -> list:
+    flag[0] = k % 2 == 0
+    return arrays(k, (8,))
+  def step(x: Tensor) -> Tensor: return (x + 1).realize() if flag[0] else (x * 2).realize()
+  return Subject(step, inputs, python_state=PythonState(lambda: flag[0], lambda v: flag.__setitem__(0, v)))
+
+
+def python_side_effect() -> Subject:
+  """The step appends to a Python list and scales by its length: the append runs on calls 0 and 1 only."""
+  log: list[int] = []
+  def step(x: Tensor) -> Tensor:
+    log.append(len(log))
+    return (x * len(log)).realize()
+  return Subject(step, lambda k, _: arrays(k, (8,)), python_state=PythonState(lambda: list(log), lambda v: log.__setitem__(slice(None), v)))
+
+
+def rebound_implicit_input() -> Subject:
+  """A weight the caller rebinds to a new tensor before every call: TinyJit keeps reading the one bound at capture."""
+  class Holder: w = param(9, 8)
+  h = Holder()
+  def inputs(k: int, _: object) -> list:
+    h.w = param(20 + k, 8)
+    return arrays(k, (8,))
+  return Subject(lambda x: (x * h.w).realize(), inputs, python_state=PythonState(lambda: h.w, lambda v: setattr(h, "w", v)))
+
+
+# ---------- symbolic views (documented: the capture call's bound value is baked in) ----------
+
+def symbolic_pad_view(values: tuple[int, ...] = (3, 5, 7, 2, 6)) -> Subject:
+  """A symbolic-shaped kernel output returned as a pad view to a fixed shape, next to the same pad made contiguous."""
+  def step(x: Tensor, n: object) -> tuple[Tensor, Tensor]:
+    out = (x[:n] + 1).contiguous()
+    return out.pad(((0, 8 - n), (0, 0))), out.pad(((0, 8 - n), (0, 0))).contiguous()
+  return Subject(step, lambda k, _: [*arrays(k, (8, 4)), Variable("n", 1, 8).bind(values[k % len(values)])])
+
+
+def symbolic_pad_view_one_value() -> Subject:
+  """The same program with the Variable bound to one value on every call: the pad view is exact, so it is compared."""
+  return symbolic_pad_view((5,))
+
+
+# ---------- refusals by design, and programs eager tinygrad already rejects ----------
+
+def nested_jit() -> Subject:
+  """A TinyJit inside the step: refused by design (RuntimeError), in TinyJit and PlannedJit alike."""
+  inner = TinyJit(lambda a: (a * 2).realize())
+  return Subject(lambda x: (inner(x) + 1).realize(), lambda k, _: arrays(k, (8,)))
+
+
+def non_tensor_return() -> Subject:
+  return Subject(lambda x: ((x * 2).realize(), 3), lambda k, _: arrays(k, (8,)))
+
+
+def nothing_captured() -> Subject:
+  return Subject(lambda x: x, lambda k, _: arrays(k, (8,)))
+
+
+def tolist_in_capture() -> Subject:
+  return Subject(lambda a: (a * float(sum(a.tolist()))).realize(), lambda k, _: arrays(k, (8,)))
+
+
+def virtual_input() -> Subject:
+  """`Tensor.arange(n).contiguous().realize()` is still virtual on 0.14.0: not a real buffer, refused."""
+  return Subject(lambda a: (a * 2).realize(), lambda k, _: [Tensor.arange(8).contiguous().realize()])
+
+
+def const_input() -> Subject:
+  return Subject(lambda a: (a * 2).realize(), lambda k, _: [Tensor(3.0)])
+
+
+def two_views_of_one_base() -> Subject:
+  """Two views of one realized tensor as two inputs: duplicate inputs, refused."""
+  def inputs(k: int, _: object) -> list:
+    base = Tensor(arrays(k, (16,))[0]).realize()
+    return [base[:8], base[8:]]
+  return Subject(lambda a, b: (a + b).realize(), inputs)
+
+
+def optimizer_assign_cycle() -> Subject:
+  """SGD on a loss `(b*w).sum()`: the two updates read each other, "cycle detected in assign graph" in eager."""
+  b, w = param(10, 4), param(11, 4)
+  opt = nn.optim.SGD([b, w], lr=0.1)
+  def step(x: Tensor) -> Tensor:
+    opt.zero_grad()
+    loss = (b * w).sum() + x.sum()
+    loss.backward()
+    with Context(TRAINING=1): opt.step()
+    return loss.realize()
+  return Subject(step, lambda k, _: arrays(k, (4,)))
+
+
+def backward_through_slice_assign() -> Subject:
+  """backward() through a slice-assigned buffer: "failed to compute gradient for AFTER" in eager."""
+  w = param(12, 8)
+  def step(x: Tensor) -> Tensor:
+    w.grad = None
+    s = Tensor.zeros(8).contiguous().realize()
+    s[2:4].assign(w[2:4] * 2)
+    (s * w * x).sum().backward()
+    return w.grad.realize()
+  return Subject(step, lambda k, _: arrays(k, (8,)))
+
+
+def prune_reads_updated_state() -> Subject:
+  """With prune=True, a kernel that reads state s before the call that writes s from the input: it depends on the
+  previous call's input, yet tinygrad's one-pass prune runs it only once (an unsound prune split, not documented)."""
+  s = param(13, 8)
+  def step(x: Tensor) -> Tensor:
+    y = (s * 2).contiguous().realize()
+    s.assign(x + 1).realize()
+    return (y + x).realize()
+  return Subject(step, lambda k, _: arrays(k, (8,)), prune=True)

@@ -58,3 +58,13 @@ def test_tinyjit_arenas_are_poisoned_before_capture_run_and_each_replay(monkeypa
     return Subject(lambda x: ((x + 1).contiguous() * 2).contiguous().sum().realize(), lambda k, _: programs.arrays(k, (64,)))
   verdict = check(chain, Target("tinyjit"))
   assert verdict.findings == [] and filled.count(SENTINEL) >= 4  # capture's run and three replays, one arena each
+
+
+@pytest.mark.parametrize("target", [Target(), Target("tinyjit")], ids=lambda t: t.kind)
+def test_an_unsound_prune_split_is_reported_not_excused(target: Target) -> None:
+  """tinygrad's one-pass prune runs a read of input-dependent state only once: the split invariant names the one-time
+  call, and the replays it freezes stay findings blamed on prune instead of being dropped as documented freezing."""
+  verdict = check(programs.prune_reads_updated_state, target)
+  assert [(f.kind, f.subject) for f in verdict.findings if f.call is None] == [("invariant:prune-split", "one-time kernel at step 0")]
+  assert {f.call for f in verdict.findings if f.kind == "wrong-values"} == {2, 3, 4}
+  assert all(f.attribution == "prune" for f in verdict.findings) and not verdict.skipped

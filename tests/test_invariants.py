@@ -53,6 +53,13 @@ def read_write(x: Tensor, y: Tensor) -> Tensor:
   return (y + 1).realize()
 
 
+def captured_jit(fn: Any, n_inputs: int = 1, **kw: Any) -> PlannedJit:
+  """A PlannedJit of fn after its eager and capture calls on 64-element inputs."""
+  jit = PlannedJit(fn, **kw)
+  for k in range(2): jit(*(data(64, seed=10 * k + i) for i in range(n_inputs)))
+  return jit
+
+
 def with_buffers(plan: MemoryPlan, *bufs: PlannedBuffer) -> MemoryPlan: return dataclasses.replace(plan, buffers=bufs)
 
 
@@ -189,19 +196,62 @@ def test_plan_checks_pass_on_a_rebuilt_plan(chained: tuple) -> None:
 
 # ---------- 5. input-not-copied ----------
 
-def test_written_input_must_be_copied() -> None:
-  lowered, _ = static_lower(pure_write, data(64), data(64, seed=1))
-  x = lowered.inputs[0]
-  assert inv.written_inputs_copied(lowered.final, {x}, lowered.inputs) == []
-  found = inv.written_inputs_copied(lowered.final, set(), lowered.inputs)
-  assert kinds_and_subjects(found) == {(inv.INPUT_NOT_COPIED, buffer_name(x))} and found[0].details["slot"] == 0
-  graphed = tg.make_linear([graph(*lowered.final.src)])
-  assert kinds_and_subjects(inv.written_inputs_copied(graphed, set(), lowered.inputs)) == {(inv.INPUT_NOT_COPIED, buffer_name(x))}
+def feedback_step(x: Tensor) -> Tensor: return (x * 0.5 + 1).realize()
 
 
-def test_read_and_written_input_needs_no_copy() -> None:
-  lowered, _ = static_lower(read_write, data(64), data(64, seed=1))
-  assert inv.written_inputs_copied(lowered.final, set(), lowered.inputs) == []
+def test_fed_back_output_must_be_copied() -> None:
+  """A replay given the JIT's own output back as its input: the linear writes that very buffer, so it must be copied."""
+  jit = captured_jit(feedback_step)
+  out = jit.lowered.final
+  [written] = inv.pure_writes(out)
+  assert inv.written_inputs_copied(out, (written,), {written}, 1) == []
+  found = inv.written_inputs_copied(out, (written,), set(), 1)
+  assert kinds_and_subjects(found) == {(inv.INPUT_NOT_COPIED, buffer_name(written))} and found[0].details["slot"] == 0
+  graphed = tg.make_linear([graph(*out.src)])
+  assert kinds_and_subjects(inv.written_inputs_copied(graphed, (written,), set(), 1)) == {(inv.INPUT_NOT_COPIED, buffer_name(written))}
+
+
+def test_fresh_inputs_and_written_capture_inputs_need_no_copy() -> None:
+  """A capture-time input the step writes is a PARAM, written through to the caller's tensor as in eager."""
+  jit = captured_jit(pure_write, 2)
+  assert not inv.pure_writes(jit.lowered.final) & set(jit.lowered.inputs)
+  assert inv.written_inputs_copied(jit.lowered.final, tuple(data(64, seed=k) for k in range(2)), set(), 1) == []
+
+
+def test_planned_jit_copies_a_fed_back_output() -> None:
+  jit = captured_jit(feedback_step)
+  x = jit(data(64))
+  jit(x)
+  assert jit.last_copied == {x.uop.base} and x.uop.base in inv.pure_writes(jit.lowered.final)
+
+
+# ---------- 7. prune-split ----------
+
+def state_then_update(s: Tensor) -> Any:
+  """Reads state s before a kept call writes it from the input: tinygrad's one-pass prune runs the read only once."""
+  def step(x: Tensor) -> Tensor:
+    y = (s * 2).contiguous().realize()
+    s.assign(x + 1).realize()
+    return (y + x).realize()
+  return step
+
+
+def test_prune_split_flags_a_read_of_input_dependent_state() -> None:
+  jit = captured_jit(state_then_update(data(64, seed=3)), prune=True)
+  whole, once = jit.pruned
+  assert len(once.src) == 1
+  found = inv.prune_split_sound(whole, once, jit.lowered.inputs)
+  assert [f.kind for f in found] == [inv.PRUNE_SPLIT] and found[0].details["reads"] and found[0].details["step"] == 0
+
+
+def test_prune_split_passes_an_input_independent_constant() -> None:
+  w = data(64, seed=4)
+  def step(x: Tensor) -> Tensor:
+    c = (w * 3).contiguous().realize()
+    return (x + c).realize()
+  jit = captured_jit(step, prune=True)
+  whole, once = jit.pruned
+  assert len(once.src) == 1 and inv.prune_split_sound(whole, once, jit.lowered.inputs) == []
 
 
 # ---------- 6. graph-order ----------
@@ -239,7 +289,7 @@ def test_graph_order_allows_reordering_independent_calls() -> None:
 def test_check_lowered_passes_on_a_static_lowering(chained: tuple) -> None:
   lowered, ret, _ = chained
   assert lowered.compiled is lowered.planned
-  assert inv.check_lowered(lowered, {"ret": ret}, copied=set()) == []
+  assert inv.check_lowered(lowered, {"ret": ret}) == []
 
 
 # ---------- end to end: the #16571 step ----------
@@ -264,7 +314,7 @@ def planned_jit(policy: str) -> tuple[PlannedJit, Any]:
 def test_issue_16571_returned_only_policy_plans_the_grads_buffers() -> None:
   jit, conv = planned_jit("returned-only")
   assert jit.lowered is not None
-  found = inv.check_lowered(jit.lowered, grads(conv), copied=jit._copied)
+  found = inv.check_lowered(jit.lowered, grads(conv))
   assert (inv.LIVE_PLANNED, "conv.weight.grad") in kinds_and_subjects(found)
   assert {f.kind for f in found} == {inv.LIVE_PLANNED}
 
@@ -272,7 +322,7 @@ def test_issue_16571_returned_only_policy_plans_the_grads_buffers() -> None:
 def test_issue_16571_default_policy_passes_every_invariant() -> None:
   jit, conv = planned_jit("live-tensors")
   assert jit.lowered is not None and jit.lowered.compiled is not jit.lowered.planned
-  assert inv.check_lowered(jit.lowered, grads(conv), copied=jit._copied) == []
+  assert inv.check_lowered(jit.lowered, grads(conv)) == []
 
 
 def test_tinygrad_tinyjit_plan_of_issue_16571_passes() -> None:
