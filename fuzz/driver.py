@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from fuzz.interpret import to_subject
 from fuzz.known_bugs import known_bug, maybe_known
 from fuzz.program import Program
+from oracle.attribution import blame_static
 from oracle.check import blame, judge_program
 from oracle.compare import Verdict
 from oracle.targets import Target
@@ -21,8 +22,8 @@ _REFERENCES: dict = {}  # the last program's reference run: targets checked one 
 
 
 def under_knobs(target: Target, drawn: dict[str, int]) -> Target:
-  """The target run with an example's drawn tinygrad knobs; knobs the target sets itself win; static runs nothing."""
-  return target if target.kind == "static" else replace(target, knobs=tuple({**drawn, **target.context}.items()))
+  """The target run with an example's drawn tinygrad knobs; knobs the target sets itself win."""
+  return replace(target, knobs=tuple({**drawn, **target.context}.items()))
 
 
 def check(program: Program, target: Target, mode: str, calls: int, attribute: bool = False) -> Verdict:
@@ -33,15 +34,19 @@ def check(program: Program, target: Target, mode: str, calls: int, attribute: bo
   factory = lambda: to_subject(program)
   if target.kind == "static":
     from oracle.static import check_static  # needs planfuzz's planner, so a supported tinygrad
-    return check_static(factory, target)
+    return without_known(blame_static(check_static(factory, target)), program)
   judged = judge_program(factory, target, calls, mode, ref=_REFERENCES.get((program, mode, calls)))
   _REFERENCES.clear()
   _REFERENCES[(program, mode, calls)] = judged.ref
-  if not (attribute or program.prune or any(maybe_known(f) for f in judged.verdict.findings)): return judged.verdict
-  verdict = blame(factory, target, calls, mode, judged)
+  if not (attribute or program.prune or any(maybe_known(f, program) for f in judged.verdict.findings)): return judged.verdict
+  return without_known(blame(factory, target, calls, mode, judged), program)
+
+
+def without_known(verdict: Verdict, program: Program) -> Verdict:
+  """The verdict with findings of known tinygrad bugs moved to its skipped counts."""
   unknown = []
   for f in verdict.findings:
-    if (bug := known_bug(f)) is None: unknown.append(f)
+    if (bug := known_bug(f, program)) is None: unknown.append(f)
     else: verdict.skipped[f"{KNOWN} {bug.name}"] += 1
   verdict.findings = unknown
   return verdict

@@ -12,8 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from oracle.findings import STALE, VALUE_KINDS, Finding
+from planner import tg
 
 KNOWN_DIR = Path(__file__).parent / "known"
 PRUNE_SPLIT = "invariant:prune-split"
@@ -27,11 +29,17 @@ class KnownBug:
   suspect: Callable[[Finding], bool]  # before blame: a finding worth the attribution runs that tell
   stage: str  # the attribution a finding of this bug has
   matches: Callable[[Finding], bool]  # after blame, with the stage: the findings this bug explains
+  applies: Callable[[Any], bool] = lambda program: True  # the fuzz program (None: not known) and process it can happen in
 
 
 def _frozen_lazy_escape(f: Finding) -> bool:
   """A tensor left lazy by the capture call that shows the capture call's value on a replay (whatever the blame)."""
   return f.kind == STALE and bool(f.details.get("lazy_at_capture")) and f.details.get("equals_call") == 1
+
+
+def _stale_value(f: Finding) -> bool:
+  """A returned or kept value that shows an earlier call's value, not left lazy by the capture call."""
+  return f.kind == STALE and not f.details.get("lazy_at_capture")
 
 
 KNOWN_BUGS: tuple[KnownBug, ...] = (
@@ -45,14 +53,19 @@ KNOWN_BUGS: tuple[KnownBug, ...] = (
            "(PlannedJit's prune stage mirrors tinygrad's, so both show it)",
            KNOWN_DIR / "prune_freezes_state_reader.py", lambda f: f.kind == PRUNE_SPLIT, "prune",
            lambda f: f.kind == PRUNE_SPLIT or f.kind in VALUE_KINDS),
+  KnownBug("hcq2-fed-back-output-read-stale",
+           "with HCQ2=1 a replay given the JIT's own output back as its input copies it, as it must, but the single 'hcq' "
+           "call computes from the previous call's input data instead of the copy",
+           KNOWN_DIR / "hcq2_fed_back_output_read_stale.py", _stale_value, "capture", _stale_value,
+           lambda program: getattr(program, "feedback", None) is not None and bool(tg.environment_knobs().get("HCQ2"))),
 )
 
 
-def maybe_known(f: Finding) -> bool:
+def maybe_known(f: Finding, program: Any = None) -> bool:
   """Looks like a known bug, before blame: worth the attribution runs that tell."""
-  return any(b.suspect(f) for b in KNOWN_BUGS)
+  return any(b.suspect(f) and b.applies(program) for b in KNOWN_BUGS)
 
 
-def known_bug(f: Finding) -> KnownBug | None:
-  """The known bug a blamed finding is: it must look like one and be blamed on that bug's stage."""
-  return next((b for b in KNOWN_BUGS if f.attribution == b.stage and b.matches(f)), None)
+def known_bug(f: Finding, program: Any = None) -> KnownBug | None:
+  """The known bug a blamed finding is: it must look like one, in a program it can happen in, blamed on its stage."""
+  return next((b for b in KNOWN_BUGS if f.attribution == b.stage and b.matches(f) and b.applies(program)), None)

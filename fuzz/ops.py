@@ -49,7 +49,7 @@ OPS: dict[str, OpSpec] = {
   "matmul": _binary("@"),
   "cat": OpSpec(2, lambda v, c: f"{v[0]}.cat({v[1]}, dim={c[0]})"),
   "where": OpSpec(3, lambda v, c: f"({v[0]} > 0).where({v[1]}, {v[2]})"),
-  "to": _unary("{0}.to({1!r})"),  # a copy to another device ("CPU:1") or back ("CPU")
+  "to": _unary("{0}.to({1})"),  # a copy to the second device (SECOND) or back (DEFAULT): names the program defines
   # an nn.Conv2d(cin, cout, 3, padding=1) on `x` seen as NCHW, flattened back to a palette shape
   "conv2d": OpSpec(3, lambda v, c: f"{v[0]}.reshape({c[0]}).conv2d({v[1]}, {v[2]}, padding=1).reshape({c[1]})"),
   # realized where drawn: a lazy rand would be re-drawn whenever a lazy escape holding it is read

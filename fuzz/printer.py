@@ -17,6 +17,7 @@ from fuzz.render import program_lines
 from oracle.findings import Finding
 from oracle.runs import REFERENCE_CONTEXT
 from oracle.targets import Target
+from planner import tg
 
 HARNESS = '''
 def paths(ret, path="ret"):
@@ -99,12 +100,15 @@ def jit_lines(target: Target, prune: bool) -> list[str]:
 def to_script(program: Program, target: Target, mode: str, calls: int, finding: Finding | None = None) -> str:
   """A script that exits 1 when `target` differs from the reference on `program`, printing each mismatch."""
   about = finding.message if finding is not None else "(no finding recorded)"
+  env = {k: v for k, v in target.context.items() if k in tg.PROCESS_KNOBS} | tg.environment_knobs()
+  knobs = {k: v for k, v in target.context.items() if k not in env}
+  set_env = ["import os", f"os.environ.update({ {k: str(v) for k, v in env.items()} !r})  # read by tinygrad once per process"]
   head = ["#!/usr/bin/env python3", f'"""planfuzz repro: {target.describe()}, inputs {mode}, {calls} calls.', "",
           "Runs the step below with the JIT and memory planner off (the reference) and under the JIT, snapshots every",
           "observable after each call and compares. Exit status 1: the JIT differs (reproduced); 0: it agrees.",
           '"""', *(f"# finding: {line}" for line in about.splitlines()),
-          "import sys", "", "import numpy as np", "from tinygrad import Context, Tensor, TinyJit, nn",
+          *(set_env if env else []), "import sys", "", "import numpy as np", "from tinygrad import Context, Tensor, TinyJit, nn",
           "from tinygrad.nn.state import get_parameters", *jit_lines(target, program.prune), "",
-          f"MODE, CALLS = {mode!r}, {calls}", f"REFERENCE, KNOBS = {REFERENCE_CONTEXT!r}, {target.context!r}", "", ""]
+          f"MODE, CALLS = {mode!r}, {calls}", f"REFERENCE, KNOBS = {REFERENCE_CONTEXT!r}, {knobs!r}", "", ""]
   build = ["def build():", *("  " + line for line in program_lines(program)), "  return step, observe, inputs"]
   return "\n".join(head) + inspect.getsource(data) + "\n\n" + "\n".join(build) + "\n\n" + HARNESS

@@ -10,6 +10,10 @@ from fuzz.ops import render
 from fuzz.program import OPTIMIZERS, Leaf, Program, Returned
 
 SEED = 1  # Tensor.manual_seed at build time: the reference and every JIT run draw the same rand stream
+# the two devices copies go between: the default one, and a second instance of it (CPU:1, NULL:1) or, beside a GPU,
+# the CPU, so a one-GPU runner has a copy lane too
+DEVICE_LINES = ["from tinygrad import Device", "DEFAULT = Device.DEFAULT",
+                'SECOND = DEFAULT.split(":")[0] + ":1" if DEFAULT.split(":")[0] in ("CPU", "NULL") else "CPU"']
 
 
 def leaf_line(leaf: Leaf) -> str: return f"{leaf.name} = Tensor(data({leaf.seed}, {leaf.shape}, {leaf.dtype!r})).realize()"
@@ -74,6 +78,7 @@ def input_exprs(program: Program) -> list[str]:
 def program_lines(program: Program) -> list[str]:
   """Everything a repro's `build()` holds: leaves, optimizer, kept list, step, observe and the per-call inputs."""
   lines = ["from tinygrad import Variable"] if program.variable is not None else []
+  if any(op.kind == "to" for op in program.body): lines += DEVICE_LINES
   if program.uses_rand: lines.append(f"Tensor.manual_seed({SEED})")
   lines += [leaf_line(leaf) for leaf in program.params + program.state]
   if program.update is not None and program.update.kind in OPTIMIZERS:

@@ -7,7 +7,7 @@ compiled kernels recur across examples and a program costs milliseconds once its
 small integer range or a short list, so Hypothesis shrinks a failure to a handful of ops.
 
 Besides single ops, a few compound draws make what the planner's harder cases need: a trip to a second device
-(`.to("CPU:1")`, compute there, `.to("CPU")`; its CPU:1 values may be kept or returned), a 3x3 conv with a bias,
+(`.to(SECOND)`, compute there, `.to(DEFAULT)`; its values there may be kept or returned), a 3x3 conv with a bias,
 a chain of kernel-separated (`.contiguous()`) intermediates up to 256 elements (what the planner packs), an
 intermediate realized inside the step (often with a lazy tensor over it kept outside), and a reduction over the
 first `n` rows of a value, `n` a Variable bound anew on every call. A returned tensor may be fed back as the next
@@ -62,7 +62,7 @@ LEAF_DIMS = (2, 4, 8)
 VIEW_DIMS = (1, 2, 4, 8, 16)
 MAX_DIM, MAX_NDIM, MAX_OPS = 16, 3, 8
 F32, F16 = "float32", "float16"
-CPU, CPU1 = "CPU", "CPU:1"
+DEFAULT, SECOND = "DEFAULT", "SECOND"  # device roles, rendered as names `fuzz.render` defines
 MOVEMENT = ("contiguous", "reshape", "permute", "expand", "unsqueeze", "flip", "pad", "shrink")
 UNARY = ("relu", "neg", "exp", "sqrt", "sigmoid", "scale", "cast", "contiguous")
 ELEMENTWISE = ("relu", "neg", "exp", "sqrt", "sigmoid", "scale")
@@ -85,7 +85,7 @@ class Value:
   dtype: str
   is_op: bool = True
   view: bool = True  # only movement ops of a leaf: realizing it may run no kernel
-  device: str = CPU
+  device: str = DEFAULT
 
 
 def broadcast(a: Shape, b: Shape) -> Shape | None:
@@ -102,7 +102,7 @@ def promote(*dtypes: str) -> str: return F16 if all(d == F16 for d in dtypes) el
 @dataclass
 class Builder:
   """The values and leaves drawn so far for one program. `values` holds what later ops may use (palette shapes);
-  the pool is its CPU part: CPU:1 values are only kept or returned, never mixed with CPU ones."""
+  the pool is its part on the default device: values on the second device are only kept or returned, never mixed."""
   draw: st.DrawFn
   pruned: bool
   params: list[Leaf] = field(default_factory=list)
@@ -110,7 +110,7 @@ class Builder:
   state: list[Leaf] = field(default_factory=list)
   values: list[Value] = field(default_factory=list)
   body: list[Op] = field(default_factory=list)
-  keep: list[str] = field(default_factory=list)  # kept outside the step whatever is drawn: lazies over realized or CPU:1 values
+  keep: list[str] = field(default_factory=list)  # kept outside the step whatever is drawn: lazies over realized or SECOND values
   symbolic: bool = False
 
   def leaf(self, role: str, shape: Shape, dtype: str | None = None, pool: bool = True) -> Value:
@@ -129,7 +129,7 @@ class Builder:
     role = "p" if roll < 6 else "x" if roll < 9 else "s"
     return self.leaf(role, shape, dtype)
 
-  def pool(self) -> list[Value]: return [v for v in self.values if v.device == CPU]
+  def pool(self) -> list[Value]: return [v for v in self.values if v.device == DEFAULT]
 
   def operand(self, fits: list[Value], shape: Shape, dtype: str | None = None) -> Value:
     """An earlier value that fits, or (always possible) a new leaf of `shape`, or sometimes a fresh rand."""
@@ -139,7 +139,7 @@ class Builder:
 
   def emit(self, kind: str, args: tuple, shape: Shape, dtype: str, srcs: list[Value], device: str | None = None) -> Value:
     view = kind in MOVEMENT and srcs[0].view
-    value = Value(f"v{len(self.body)}", shape, dtype, view=view, device=device or (srcs[0].device if srcs else CPU))
+    value = Value(f"v{len(self.body)}", shape, dtype, view=view, device=device or (srcs[0].device if srcs else DEFAULT))
     self.body.append(Op(kind, args, value.name))
     self.values.append(value)
     return value
@@ -242,14 +242,15 @@ def draw_op(b: Builder, a: Value, kind: str) -> Value:
 
 
 def draw_device(b: Builder, a: Value) -> Value:
-  """`a.to("CPU:1")`, one to three elementwise ops (or `.contiguous()`) there, and back with `.to("CPU")`: copy
-  kernels, and CPU:1 buffers that are held whenever a CPU:1 value is kept (sometimes the last one is) or returned. A view `a` often gets an
-  op first, so the copy reads a planned buffer: the copy lane's hold is visible only between planned buffers."""
+  """`a.to(SECOND)`, one to three elementwise ops (or `.contiguous()`) there, and back with `.to(DEFAULT)`: copy
+  kernels, and second-device buffers that are held whenever a value there is kept (sometimes the last one is) or
+  returned. A view `a` often gets an op first, so the copy reads a planned buffer: the copy lane's hold is visible
+  only between planned buffers."""
   if a.view and b.draw(st.booleans()): a = draw_op(b, a, b.draw(st.sampled_from(ELEMENTWISE)))
-  v = b.emit("to", (a.name, CPU1), a.shape, a.dtype, [a], CPU1)
+  v = b.emit("to", (a.name, SECOND), a.shape, a.dtype, [a], SECOND)
   for _ in range(b.draw(st.integers(1, 3))): v = draw_op(b, v, b.draw(st.sampled_from((*ELEMENTWISE, "contiguous"))))
   if b.draw(st.integers(0, 2)) == 2: b.keep.append(v.name)
-  return b.emit("to", (v.name, CPU), v.shape, v.dtype, [v], CPU)
+  return b.emit("to", (v.name, DEFAULT), v.shape, v.dtype, [v], DEFAULT)
 
 
 def draw_chain(b: Builder, a: Value) -> Value:
@@ -316,12 +317,12 @@ def draw_returned(draw: st.DrawFn, names: list[str]) -> Returned:
 
 def draw_feedback(b: Builder, returns: Returned, reach: dict[str, set[str]]) -> Feedback | None:
   """Sometimes: an explicit input that, from call 1 on, is the previous call's returned tensor of its shape and dtype.
-  The returned tensor must be a kernel's own output on CPU (not a view: inputs are real buffers), and no returned
+  The returned tensor must be a kernel's own output on the default device (not a view: inputs are real buffers), and no returned
   view may read the input it replaces."""
   values, paths = b.by_name(), returned_paths(returns)
   views = [n for _, n in paths if n in values and values[n].view]
   fits = [Feedback(i, path) for i, x in enumerate(b.inputs) for path, n in paths
-          if n in values and (v := values[n]).is_op and v.device == CPU and b.body[int(n[1:])].kind not in MOVEMENT
+          if n in values and (v := values[n]).is_op and v.device == DEFAULT and b.body[int(n[1:])].kind not in MOVEMENT
           and (v.shape, v.dtype) == (x.shape, x.dtype) and not any(x.name in reach[m] for m in views)]
   return b.draw(st.sampled_from(fits)) if fits and b.draw(st.integers(0, 3)) == 0 else None
 
@@ -350,7 +351,7 @@ def programs(draw: st.DrawFn) -> Program:
   state_updates = []
   for _ in range(draw(st.integers(0, 2))): b.leaf("s", draw(st.sampled_from(ops)).shape)
   for s in b.state:
-    fits = [v for v in ops if v.device == CPU and broadcast(s.shape, v.shape) == s.shape]
+    fits = [v for v in ops if v.device == DEFAULT and broadcast(s.shape, v.shape) == s.shape]
     src = draw(st.sampled_from(fits)) if fits and draw(st.booleans()) else None
     state_updates.append(StateUpdate(s.name, None if src is None else src.name, src is not None and src.dtype == F16))
   update = None
@@ -376,12 +377,17 @@ def programs(draw: st.DrawFn) -> Program:
                  realize_grads, tuple(state_updates), update, prune, feedback, variable)
 
 
-# tinygrad's knobs that a running process can change per example (ContextVars): JIT=2 skips graph-split, and the
-# batch size bounds graph batches (graphs exist on GPUs; on CPU 0.14.0 has none, so both only change the path taken).
-# HCQ2 and GRAPH_ONE_KERNEL are read once per process and so are a campaign's environment, not a draw.
-KNOBS = {"JIT": (1, 2), "JIT_BATCH_SIZE": (0, 2, 32)}
+# tinygrad's knobs, drawn per example (the simplest first, so failures shrink towards the default): JIT=2 skips
+# graph-split, the batch size bounds graph batches and GRAPH_ONE_KERNEL graphs lone kernels (graphs exist on GPUs and
+# the NULL device; on CPU 0.14.0 has none), HCQ2 lowers the whole JIT to one 'hcq' call, NO_MEMORY_PLANNER=1 turns the
+# planner off inside the JIT (one in four). HCQ2 and GRAPH_ONE_KERNEL are process-wide in tinygrad: `tg.knobs`
+# switches them per run, where this tinygrad's internals are supported.
+KNOBS = {"JIT": (1, 2), "JIT_BATCH_SIZE": (0, 2, 32), "NO_MEMORY_PLANNER": (0, 0, 0, 1)}
+PROCESS_KNOBS = {"GRAPH_ONE_KERNEL": (0, 1)}
 
 
 def knob_settings() -> st.SearchStrategy[dict[str, int]]:
-  """One example's tinygrad knobs; the simplest (JIT=1, no batch limit) first, so failures shrink towards the default."""
-  return st.fixed_dictionaries({k: st.sampled_from(v) for k, v in KNOBS.items()})
+  """One example's tinygrad knobs."""
+  from planner import tg
+  drawn = KNOBS | (PROCESS_KNOBS if not tg.MISSING else {})
+  return st.fixed_dictionaries({k: st.sampled_from(v) for k, v in drawn.items()})

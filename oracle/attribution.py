@@ -20,6 +20,16 @@ STATIC_BLAME = {"invariant:graph-order": "graph", "invariant:input-not-copied": 
 DOCUMENTED_PRUNE = "documented prune freezing"
 
 
+def static_stage(f: Finding) -> str:
+  """The stage a plan invariant blames, with no rerun needed."""
+  return STATIC_BLAME.get(f.kind, "planner")
+
+
+def blame_static(verdict: Verdict) -> Verdict:
+  """A static-path verdict (invariants only) with every finding blamed."""
+  return replace(verdict, findings=[f.blamed(static_stage(f)) for f in verdict.findings])
+
+
 def persists(f: Finding, verdict: Verdict) -> bool:
   return any(g.subject == f.subject and g.call == f.call for g in verdict.findings)
 
@@ -32,7 +42,7 @@ def _stages(target: Target, pruned: bool) -> list[tuple[str, Target]]:
 def attribute(program: Program, target: Target, calls: int, mode: str, ref: Trace, got: Trace, verdict: Verdict) -> Verdict:
   """Blame every finding on a stage; drop differences that only prune causes (documented), counting them as skipped."""
   dynamic = [f for f in verdict.findings if f.call is not None]
-  blame = {id(f): STATIC_BLAME.get(f.kind, "planner") for f in verdict.findings if f.call is None}
+  blame = {id(f): static_stage(f) for f in verdict.findings if f.call is None}
   if dynamic:
     eager = judge(ref, reference(program, calls, mode, planner_on=True), mode)
     blame |= {id(f): "eager" for f in dynamic if persists(f, eager)}

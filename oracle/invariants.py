@@ -225,7 +225,8 @@ def written_inputs_copied(final_linear: Any, inputs: tuple, copied: set | frozen
   writes go to the caller's tensors, as in eager.
   """
   written = pure_writes(final_linear)
-  return [Finding(INPUT_NOT_COPIED, buffer_name(u), None, f"replay {replay}", {"slot": slot, "copied": sorted(buffer_name(b) for b in copied)})
+  names = sorted(buffer_name(b) for b in copied)
+  return [Finding(INPUT_NOT_COPIED, buffer_name(u), None, f"replay {replay}", {"slot": slot, "copied": names})
           for slot, u in enumerate(inputs) if u in written and u not in copied]
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from tinygrad import Context, Tensor
+from tinygrad import Tensor
 from tinygrad.nn.state import get_parameters
 
 from oracle.subject import Program, Subject
@@ -130,7 +130,7 @@ def run(program: Program, wrap: Wrap | None, calls: int, mode: str = SAME_BUFFER
   `reference=True`, which reads lazy observables together and freezes Python state as TinyJit does (FrozenPython).
   `hooks` are the oracle's, inside a target run; their own errors are never the program's."""
   hooks = hooks or Hooks()
-  with Context(**(context or {})):
+  with tg.knobs(context or {}):
     subject = program()
     step = subject.step if wrap is None else wrap(subject.step, subject.prune)
     to_tensors, records, ret = InputTensors(mode), [], None

@@ -61,7 +61,8 @@ class Target:
   def with_knobs(self, **knobs: int) -> Target: return replace(self, knobs=tuple({**self.context, **knobs}.items()))
 
   def describe(self) -> str:
-    knobs = " ".join(f"{k}={v}" for k, v in self.knobs)
+    from planner import tg
+    knobs = " ".join(f"{k}={v}" for k, v in (self.context | tg.environment_knobs()).items())
     graph = "" if self.graph == "tinygrad" else f", graph={self.graph}"
     copy = "" if self.copy == "tinygrad" else f", copy={self.copy}"
     planned = f"(policy={self.policy}, planner={self.planner}{graph}{copy})"

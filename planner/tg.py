@@ -14,12 +14,14 @@ from __future__ import annotations
 import contextlib
 import importlib
 import importlib.metadata
+import os
+import re
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from tinygrad import Tensor
+from tinygrad import Context, Tensor
 
 SUPPORTED_VERSIONS = ("0.14.0",)
 
@@ -115,11 +117,40 @@ def bound_values(args: list | tuple) -> dict[str, int]:
 
 # ---------- internals ----------
 
+# knobs tinygrad reads with getenv (cached for the process), unlike the ContextVars a Context sets: `knobs` switches
+# them for one run, so a fuzzer can draw them per example. HCQ2 is not one of them: tinygrad picks its compile and link
+# at import, and switching it inside a process hangs the CPU device (its HCQ queue waits forever; seen on 0.14.0), so
+# it is a campaign's environment (`HCQ2=1 make fuzz`), read once at start like tinygrad reads it.
+PROCESS_KNOBS = ("GRAPH_ONE_KERNEL",)
+ENVIRONMENT_KNOBS = ("HCQ2",)
+
+
+@contextlib.contextmanager
+def knobs(values: dict[str, int]) -> Iterator[None]:
+  """tinygrad's knobs for one run: ContextVars through Context, PROCESS_KNOBS through the environment (getenv's cache
+  cleared on the way in and out)."""
+  process = {k: v for k, v in values.items() if k in PROCESS_KNOBS}
+  context = {k: v for k, v in values.items() if k not in PROCESS_KNOBS}
+  if process: require()
+  saved = {k: os.environ.get(k) for k in process}
+  try:
+    _set_env(process)
+    with Context(**context): yield
+  finally:
+    if process: _set_env(saved)
+
+
+def _set_env(values: dict[str, Any]) -> None:
+  for k, v in values.items():
+    if v: os.environ[k] = str(v)
+    else: os.environ.pop(k, None)
+  _tg["getenv"].cache_clear()
+
+
 UOp = _tg.get("UOp")
 Ops = _tg.get("Ops")
 dtypes = _tg.get("dtypes")
 DType = _tg.get("DType")
-Context = _tg.get("Context")
 JitError = _tg.get("JitError")
 TLSFAllocator = _tg.get("TLSFAllocator")
 get_parameters = _tg.get("get_parameters")
@@ -134,6 +165,17 @@ TLSF_LV2 = 32
 
 
 # ---------- knobs ----------
+
+def environment_knobs() -> dict[str, int]:
+  """The ENVIRONMENT_KNOBS this process started with: part of every run's configuration, and of its repro."""
+  return {k: int(v) for k in ENVIRONMENT_KNOBS if (v := os.environ.get(k, "0")) not in ("", "0")}
+
+
+def default_device_graphs() -> bool:
+  """Whether the default device batches kernels into graphs (NULL and the GPUs do; tinygrad 0.14.0's CPU does not)."""
+  device = importlib.import_module("tinygrad").Device
+  return device[device.DEFAULT].graph is not None
+
 
 def jit_level() -> int: return int(_tg["JIT"].value)
 def jit_batch_size() -> int: return int(_tg["JIT_BATCH_SIZE"].value)
@@ -195,7 +237,7 @@ def flat_calls(linear: Any) -> list:
 def call_name(call: Any) -> str:
   """A compiled kernel's name, `kernel` for one not compiled yet, or the kind of a copy or custom function."""
   ast = call.src[0]
-  if ast.op is Ops.PROGRAM: return str(ast.arg.name)
+  if ast.op is Ops.PROGRAM: return re.sub(r"\x1b\[[0-9;]*m", "", str(ast.arg.name))  # tinygrad colours its kernel names
   if ast.op is Ops.SINK: return "kernel"
   return ast.op.name.lower() + (f" {ast.arg}" if isinstance(ast.arg, str) else "")
 

@@ -30,3 +30,19 @@ def test_require_raises_on_missing_internals(monkeypatch: pytest.MonkeyPatch) ->
 
 def test_installed_version_is_supported() -> None:
   assert tg.installed_version() in tg.SUPPORTED_VERSIONS
+
+
+def test_knobs_switch_process_knobs_for_one_run() -> None:
+  """GRAPH_ONE_KERNEL is read with tinygrad's cached getenv: `knobs` sets it and clears the cache both ways."""
+  from tinygrad.helpers import JIT, getenv
+  assert getenv("GRAPH_ONE_KERNEL") == 0
+  with tg.knobs({"GRAPH_ONE_KERNEL": 1, "JIT": 2}):
+    assert getenv("GRAPH_ONE_KERNEL") == 1 and JIT.value == 2
+  assert getenv("GRAPH_ONE_KERNEL") == 0 and JIT.value != 2
+
+
+def test_environment_knobs_are_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+  monkeypatch.setenv("HCQ2", "1")
+  assert tg.environment_knobs() == {"HCQ2": 1}
+  monkeypatch.setenv("HCQ2", "0")
+  assert tg.environment_knobs() == {}

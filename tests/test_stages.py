@@ -101,3 +101,18 @@ def test_written_buffers_are_pure_writes() -> None:
   written = written_buffers(low.compiled)
   assert written and all(tg.is_buffer(b) for b in written)
   assert not any(b in written for b in low.inputs)
+
+
+def test_static_path_on_null_compiles_and_graph_splits() -> None:
+  """The NULL device has a graph and runs nothing: the static path lowers all the way there, graph batches included."""
+  from oracle.static import capture, check_capture
+  from oracle.subject import Subject
+  from oracle.targets import Target
+  program = lambda: Subject(chain, lambda k, _: [arr(k)])
+  with Context(DEV="NULL"):
+    assert tg.default_device_graphs()
+    subject, ret, captured, inputs = capture(program)
+    low = lower(captured, tg.allocated_buffers(), inputs, compile=True)
+    assert any(tg.is_graph_call(c) for c in low.final.src) and len(tg.flat_calls(low.final)) == len(low.compiled.src)
+    assert check_capture(subject, ret, captured, inputs, Target("static"), compile=True).findings == []
+  assert not tg.default_device_graphs()  # the CPU of tinygrad 0.14.0 has none

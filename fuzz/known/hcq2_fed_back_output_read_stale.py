@@ -1,0 +1,36 @@
+#!/usr/bin/env python3
+"""tinygrad TinyJit under HCQ2=1: a returned tensor fed back as the next call's input is read stale on replay.
+
+The step returns (-x, x.max() * p); from call 1 on, x is the previous call's first returned tensor, the JIT's own
+output buffer. A replay copies that input first (it is a buffer the linear writes), and without HCQ2 the kernels read
+the copy. With HCQ2=1, where the whole JIT is one 'hcq' call, every replay computes from the previous call's input
+data instead (here: the max of the capture call's x, 6, where eager gives 2). Also with NO_MEMORY_PLANNER=1 and
+JIT=2; fine with HCQ2 unset. Exit status 1: reproduced; 0: fixed.
+"""
+import os
+
+os.environ["HCQ2"] = "1"  # read by tinygrad once, at import
+import sys  # noqa: E402
+
+import numpy as np  # noqa: E402
+from tinygrad import Context, Tensor, TinyJit  # noqa: E402
+
+
+def run(jit: bool) -> list[np.ndarray]:
+  p = Tensor(np.full(1, 2.0, np.float32)).realize()
+  def step(x: Tensor) -> tuple[Tensor, Tensor]:
+    return (-x).realize(), (x.max(axis=0, keepdim=True) * p).realize()
+  step = TinyJit(step) if jit else step
+  x, seen = Tensor(np.array([1.0, -3.0], np.float32)).realize(), []
+  for _ in range(5):
+    x, y = step(x)
+    seen.append(y.numpy().copy())
+  return seen
+
+
+with Context(JIT=0, NO_MEMORY_PLANNER=1): want = run(False)
+got = run(True)
+bad = [k for k, (w, g) in enumerate(zip(want, got, strict=True)) if not np.array_equal(w, g)]
+for k in bad: print(f"MISMATCH ret[1] at call {k}: jit {got[k]} eager {want[k]}")
+print(f"{len(bad)} mismatches" if bad else "OK")
+sys.exit(1 if bad else 0)
