@@ -6,7 +6,7 @@ STAMP := $(VENV)/.planfuzz-installed
 SEED ?= 0
 export CACHEDB ?= $(CURDIR)/.cache/tinygrad.db
 
-.PHONY: setup test fuzz lint clean reproduce-16571 venv-0.13 gpu-check
+.PHONY: setup test fuzz lint clean reproduce-16571 old-tinygrad gpu-check
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,18 +24,17 @@ test: setup
 fuzz: setup
 	$(BIN)/pytest fuzz/ -q -p no:cacheprovider --hypothesis-seed=$(SEED)
 
-# tinygrad 0.13.0 (with bug #16571) in a venv of its own, planfuzz installed without its pinned dependencies
-VENV13 ?= .venv-0.13
-$(VENV13)/.planfuzz-installed: pyproject.toml
-	$(PYTHON) -m venv $(VENV13)
-	$(VENV13)/bin/pip install -q tinygrad==0.13.0 numpy hypothesis pytest networkx
-	$(VENV13)/bin/pip install -q --no-deps -e .
+# older tinygrads (0.12.0, 0.13.0 with bug #16571) as plain folders: on PYTHONPATH they shadow 0.14.0 for the
+# tinyjit target, which needs only tinygrad's public API; tinygrad has no required dependencies
+OLD_TINYGRAD := .cache/tinygrad-0.12.0 .cache/tinygrad-0.13.0
+.cache/tinygrad-%/.installed: | $(STAMP)
+	$(BIN)/pip install -q --no-deps --target .cache/tinygrad-$* tinygrad==$*
 	touch $@
 
-venv-0.13: $(VENV13)/.planfuzz-installed
+old-tinygrad: $(OLD_TINYGRAD:%=%/.installed)
 
-reproduce-16571: setup venv-0.13
-	$(BIN)/python scripts/reproduce_16571.py --old $(VENV13)/bin/python --new $(BIN)/python
+reproduce-16571: setup old-tinygrad
+	$(BIN)/python scripts/reproduce_16571.py --old .cache/tinygrad-0.13.0
 
 gpu-check: setup
 	DEV=$${DEV:-CUDA} scripts/gpu_check.sh
@@ -44,4 +43,4 @@ lint: setup
 	$(BIN)/ruff check .
 
 clean:
-	rm -rf $(VENV) $(VENV13) .cache fuzz-failures
+	rm -rf $(VENV) .cache fuzz-failures

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """One fresh process: run a campaign until the first finding and print, as JSON, how long that took from process start.
 
-Used by bench/run.py for time-to-#16571 on tinygrad 0.13.0 (run it with that venv's python) and for mutants.
+Used by bench/run.py for time-to-#16571 on tinygrad 0.13.0 (bench/run.py puts its folder on PYTHONPATH) and for mutants.
 """
 import time
 

@@ -42,10 +42,11 @@ def rate(target: Target, seed: int, examples: int) -> dict:
           "findings": sum(c.stats.findings.values())}
 
 
-def first_finding(python: str, target: str, mutant: str | None, seed: int, examples: int) -> dict:
-  cmd = [python, str(ROOT / "bench/first_finding.py"), "--target", target, "--seed", str(seed), "--examples", str(examples)]
+def first_finding(tinygrad: str | None, target: str, mutant: str | None, seed: int, examples: int) -> dict:
+  """A fresh process's time to its first finding, on the tinygrad in folder `tinygrad` (None: the installed one)."""
+  cmd = [sys.executable, str(ROOT / "bench/first_finding.py"), "--target", target, "--seed", str(seed), "--examples", str(examples)]
   out = subprocess.run(cmd + (["--mutant", mutant] if mutant else []), cwd=ROOT, capture_output=True, text=True,
-                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+                       env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (tinygrad, str(ROOT)) if p)})
   if out.returncode != 0: return {"found": False, "error": out.stderr.strip().splitlines()[-1:]}
   return json.loads(out.stdout)
 
@@ -72,7 +73,8 @@ def main() -> None:
   ap.add_argument("--examples", type=int, default=100, help="examples for the rate figures")
   ap.add_argument("--budget", type=int, default=300, help="examples allowed to find a mutant or #16571")
   ap.add_argument("--memory-examples", type=int, default=1000)
-  ap.add_argument("--old-python", default=str(ROOT / ".venv-0.13/bin/python"), help="a python with tinygrad 0.13.0")
+  ap.add_argument("--old-tinygrad", default=str(ROOT / ".cache/tinygrad-0.13.0"),
+                  help="a folder holding tinygrad 0.13.0 (`make old-tinygrad`)")
   ap.add_argument("--skip", nargs="*", default=[], choices=["rates", "mutants", "16571", "memory"])
   args = ap.parse_args()
   report: dict = {}
@@ -83,12 +85,12 @@ def main() -> None:
     report["mutants"] = {}
     for name, m in MUTANTS.items():
       kind = "planner" if m.kind == "graph" else "static"  # graph-split runs only when compiling: dynamic
-      runs = [first_finding(sys.executable, kind, name, s, args.budget) for s in range(args.seeds)]
+      runs = [first_finding(None, kind, name, s, args.budget) for s in range(args.seeds)]
       if not all(r.get("found") for r in runs) and kind == "static":
-        runs = [first_finding(sys.executable, "planner", name, s, args.budget) for s in range(args.seeds)]
+        runs = [first_finding(None, "planner", name, s, args.budget) for s in range(args.seeds)]
       report["mutants"][name] = summarize(runs) | {"target": runs[0].get("target", kind)}
-  if "16571" not in args.skip and Path(args.old_python).exists():
-    report["16571_on_0.13.0"] = summarize([first_finding(args.old_python, "tinyjit", None, s, args.budget) for s in range(args.seeds)])
+  if "16571" not in args.skip and (Path(args.old_tinygrad) / "tinygrad").is_dir():
+    report["16571_on_0.13.0"] = summarize([first_finding(args.old_tinygrad, "tinyjit", None, s, args.budget) for s in range(args.seeds)])
   if "memory" not in args.skip: report["memory"] = memory(args.memory_examples)
   print(json.dumps(report, indent=1, default=str))
   print_table(report)

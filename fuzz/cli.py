@@ -90,14 +90,14 @@ class Progress:
 
 def save_finding(result: Any, target: Any, calls: int, repro_dir: Path) -> Path:
   """The repro script, and next to it the plan JSON and its SVG picture when the capture's plan could be had."""
-  from fuzz.picture import plan_from_json, render_svg
   from fuzz.printer import to_script
   key = repr((result.program, target, result.mode, calls)).encode()
   stem = repro_dir / f"repro_{hashlib.sha256(key).hexdigest()[:12]}"
   repro_dir.mkdir(parents=True, exist_ok=True)
   script = stem.with_suffix(".py")
   script.write_text(to_script(result.program, target, result.mode, calls, result.verdict.findings[0]))
-  if result.plan is not None:
+  if result.plan is not None:  # never on a tinygrad the planner does not support: fuzz.picture needs it
+    from fuzz.picture import plan_from_json, render_svg
     Path(f"{stem}.plan.json").write_text(json.dumps(result.plan, indent=1))
     Path(f"{stem}.svg").write_text(render_svg(plan_from_json(result.plan)))
   return script
@@ -114,7 +114,7 @@ def cmd_run(args: argparse.Namespace) -> int:
   per_worker = shares(args.examples, args.workers) if args.examples is not None else [10**9] * args.workers
   jobs = [Job(target, mode, calls, n, deadline, args.seed, w, args.db, args.shared_db, reuse=w == 0)
           for w, n in enumerate(per_worker) if n > 0]
-  stats, progress, found = Stats(), Progress(args.examples), []
+  stats, progress, found = Stats(workers=len(jobs)), Progress(args.examples), []
 
   def on_result(result: Any) -> None:
     stats.record(result.verdict, result.seconds)

@@ -15,6 +15,11 @@ built-in `ci` profile by itself when the CI variable is set, and that one's dera
 - ci (100 examples) and nightly (1000 examples) have database=None and derandomize=False: `PLANFUZZ_PROFILE=ci pytest
   fuzz/ --hypothesis-seed=N` generates exactly the same examples on every machine and every run, and nothing from an
   earlier run changes it. What outlives such a run is the repro script each failure writes to --repro-dir.
+
+Across cores: `pytest fuzz/ -n W` (pytest-xdist) splits the property into W shards, one per worker. Every shard
+draws the same Hypothesis stream and runs only the examples whose program hashes to it, so with --hypothesis-seed=N
+the W workers together run exactly the examples one process runs (each shrinks its own failure), and the
+controller prints one summary of all of them, with the wall-clock rate.
 """
 from __future__ import annotations
 
@@ -86,8 +91,41 @@ def pytest_configure(config: pytest.Config) -> None:
   config.stash[FUZZ_KEY] = fuzz
 
 
+@dataclass(frozen=True)
+class Shard:
+  """Which of `count` shards of the property this test runs: (0, 1) without pytest-xdist."""
+  index: int = 0
+  count: int = 1
+
+
+def worker_count() -> int:
+  """pytest-xdist's workers (it sets this variable in each of them); 1 in a plain session."""
+  return int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+  if "shard" in metafunc.fixturenames and (n := worker_count()) > 1:
+    metafunc.parametrize("shard", [Shard(i, n) for i in range(n)], ids=[f"shard{i}of{n}" for i in range(n)],
+                         scope="session")
+
+
+@pytest.fixture(scope="session")
+def shard() -> Shard: return Shard()
+
+
 @pytest.fixture(scope="session")
 def fuzz_config(request: pytest.FixtureRequest) -> FuzzConfig: return request.config.stash[FUZZ_KEY]
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+  """On a pytest-xdist worker: hand this worker's stats to the controller."""
+  if hasattr(session.config, "workeroutput"): session.config.workeroutput["planfuzz_stats"] = STATS.to_plain()
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: absent without it
+def pytest_testnodedown(node, error) -> None:
+  """On the pytest-xdist controller: add a finished worker's stats to the summary's."""
+  if (plain := getattr(node, "workeroutput", {}).get("planfuzz_stats")) is not None: STATS.merge(plain)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:

@@ -6,6 +6,7 @@ ran, what it rejected and why, and how long an example took.
 from __future__ import annotations
 
 import re
+import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
@@ -68,6 +69,8 @@ class Stats:
   run_seconds: float = 0.0  # of those, spent running the programs themselves (reference and target)
   repros: list[str] = field(default_factory=list)
   first_finding: int | None = None  # the example (1-based) that first found something: how big a budget it took
+  span: tuple[float, float] | None = None  # epoch seconds from the first example's start to the last one's end
+  workers: int = 1  # processes whose examples these are
 
   def record(self, verdict: Verdict, seconds: float) -> None:
     self.examples += 1
@@ -78,6 +81,23 @@ class Stats:
     if verdict.rejected is not None: self.rejected[reason_class(verdict.rejected)] += 1
     self.findings.update(f.kind for f in verdict.findings)
     if verdict.findings and self.first_finding is None: self.first_finding = self.examples
+    now = time.time()
+    self.span = (min(self.span[0], now - seconds) if self.span else now - seconds, now)
+
+  def to_plain(self) -> dict:
+    """Plain data (dicts, lists, numbers), which pytest-xdist carries from a worker to the controller."""
+    return {k: dict(v) if isinstance(v, Counter) else v for k, v in vars(self).items()}
+
+  def merge(self, plain: dict) -> None:
+    """Add a worker's stats (`to_plain`) to these, as examples of one campaign run side by side."""
+    other = Stats(**{k: Counter(v) if isinstance(getattr(self, k), Counter) else v for k, v in plain.items()})
+    if not other.examples: return
+    if other.first_finding is not None and self.first_finding is None: self.first_finding = self.examples + other.first_finding
+    self.workers = self.workers + other.workers if self.examples else other.workers
+    for name in ("examples", "compared", "rejected", "findings", "skipped", "seconds", "run_seconds", "repros"):
+      setattr(self, name, getattr(self, name) + getattr(other, name))
+    spans = [s for s in (self.span, other.span) if s]
+    self.span = (min(s[0] for s in spans), max(s[1] for s in spans))
 
   def summary(self) -> list[str]:
     if not self.examples: return ["no fuzz examples ran"]
@@ -86,6 +106,9 @@ class Stats:
     lines = [f"{self.examples} examples in {total:.1f}s ({self.examples / total:.2f}/s, median {median * 1e3:.0f} ms, "
              f"max {max(self.seconds):.2f}s); {self.compared} observables compared",
              f"rejected: {n_rej} ({100 * n_rej / self.examples:.1f}%)", *(f"  {n} x {why}" for why, n in self.rejected.most_common())]
+    if self.workers > 1 and self.span:
+      wall = self.span[1] - self.span[0]
+      lines.insert(1, f"wall clock: {wall:.1f}s over {self.workers} workers ({self.examples / wall:.2f} examples/s)")
     found = ", ".join(f"{n} x {k}" for k, n in self.findings.most_common())
     lines.append(f"findings: {found}, first at example {self.first_finding} (counts include shrinking)" if found else "findings: none")
     if self.skipped: lines.append("skipped: " + ", ".join(f"{n} x {k}" for k, n in self.skipped.items()))

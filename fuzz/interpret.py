@@ -11,6 +11,7 @@ import linecache
 import numpy as np
 from tinygrad import Context, Tensor, nn
 
+from fuzz.compat import param, training
 from fuzz.program import Program
 from fuzz.render import program_lines
 from oracle.subject import Subject
@@ -28,6 +29,6 @@ def to_subject(program: Program) -> Subject:
   text = source(program)
   filename = f"<planfuzz program {abs(hash(text)):x}>"
   linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)  # readable tracebacks from the step
-  scope = {"Tensor": Tensor, "nn": nn, "Context": Context, "data": data}
+  scope = {"Tensor": Tensor, "nn": nn, "Context": Context, "data": data, "param": param, "training": training}
   exec(compile(text, filename, "exec"), scope)
   return Subject(scope["step"], scope["inputs"], scope["observe"], program.prune)

@@ -10,9 +10,11 @@ constructor call), so every knob of the target (policy, planner, graph splitter,
 from __future__ import annotations
 
 import inspect
+from dataclasses import replace
 
+from fuzz.compat import param, training
 from fuzz.interpret import data
-from fuzz.program import Program
+from fuzz.program import OPTIMIZERS, Program
 from fuzz.render import program_lines
 from oracle.findings import Finding
 from oracle.runs import REFERENCE_CONTEXT
@@ -97,8 +99,17 @@ def jit_lines(target: Target, prune: bool) -> list[str]:
           "  return [f for f in judge_program(subject, TARGET, CALLS, MODE).verdict.findings if f.call is None]"]
 
 
+def unpruned(program: Program, target: Target, finding: Finding | None) -> bool:
+  """A pruned program whose finding was blamed on capture runs unpruned: the attribution saw the finding persist
+  without prune, and the script's harness cannot model prune's documented freezing (it needs tinygrad's internals
+  to know which calls were pruned), so with prune on a fixed tinygrad would still print mismatches."""
+  pruned = program.prune if target.prune is None else target.prune
+  return pruned and finding is not None and finding.attribution == "capture"
+
+
 def to_script(program: Program, target: Target, mode: str, calls: int, finding: Finding | None = None) -> str:
   """A script that exits 1 when `target` differs from the reference on `program`, printing each mismatch."""
+  if unpruned(program, target, finding): program, target = replace(program, prune=False), replace(target, prune=None)
   about = finding.message if finding is not None else "(no finding recorded)"
   env = {k: v for k, v in target.context.items() if k in tg.PROCESS_KNOBS} | tg.environment_knobs()
   knobs = {k: v for k, v in target.context.items() if k not in env}
@@ -111,4 +122,10 @@ def to_script(program: Program, target: Target, mode: str, calls: int, finding: 
           "from tinygrad.nn.state import get_parameters", *jit_lines(target, program.prune), "",
           f"MODE, CALLS = {mode!r}, {calls}", f"REFERENCE, KNOBS = {REFERENCE_CONTEXT!r}, {knobs!r}", "", ""]
   build = ["def build():", *("  " + line for line in program_lines(program)), "  return step, observe, inputs"]
-  return "\n".join(head) + inspect.getsource(data) + "\n\n" + "\n".join(build) + "\n\n" + HARNESS
+  return "\n".join(head) + helpers(program) + "\n".join(build) + "\n\n" + HARNESS
+
+
+def helpers(program: Program) -> str:
+  """`data`, and the version-portable helpers the program's lines call (tinygrad 0.12.0 on)."""
+  used = [data] + ([param] if program.params else []) + ([training] if program.update and program.update.kind in OPTIMIZERS else [])
+  return "".join(inspect.getsource(f) + "\n\n" for f in used)

@@ -2,7 +2,7 @@
 
 This text is what runs: `fuzz.interpret` executes it and `fuzz.printer` pastes it into a repro script, so the
 two can never disagree. Names used and not defined here (`Tensor`, `nn`, `Context`, `data`) are
-provided by whoever executes it.
+provided by whoever executes it, with `param` and `training` from `fuzz.compat`.
 """
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ DEVICE_LINES = ["from tinygrad import Device", "DEFAULT = Device.DEFAULT",
                 'SECOND = DEFAULT.split(":")[0] + ":1" if DEFAULT.split(":")[0] in ("CPU", "NULL") else "CPU"']
 
 
-def leaf_line(leaf: Leaf) -> str: return f"{leaf.name} = Tensor(data({leaf.seed}, {leaf.shape}, {leaf.dtype!r})).realize()"
+def leaf_line(leaf: Leaf, make: str = "Tensor") -> str:
+  return f"{leaf.name} = {make}(data({leaf.seed}, {leaf.shape}, {leaf.dtype!r})).realize()"
 
 
 def returned_source(r: Returned, top: bool = True) -> str:
@@ -58,7 +59,7 @@ def step_lines(program: Program) -> list[str]:
       lines += [f"{p}.assign({p}.detach() - {up.lr} * {p}.grad)" for p in up.params]
       lines.append(f"Tensor.realize({', '.join(up.params)})")
     else:
-      lines.append("with Context(TRAINING=1): opt.step()")
+      lines.append("with training(): opt.step()")
   if program.kept: lines.append(f"kept[:] = [{', '.join(program.kept)}]")
   lines.append(f"return {returned_source(program.returns)}")
   return lines
@@ -80,7 +81,7 @@ def program_lines(program: Program) -> list[str]:
   lines = ["from tinygrad import Variable"] if program.variable is not None else []
   if any(op.kind == "to" for op in program.body): lines += DEVICE_LINES
   if program.uses_rand: lines.append(f"Tensor.manual_seed({SEED})")
-  lines += [leaf_line(leaf) for leaf in program.params + program.state]
+  lines += [leaf_line(leaf, "param") for leaf in program.params] + [leaf_line(leaf) for leaf in program.state]
   if program.update is not None and program.update.kind in OPTIMIZERS:
     lines.append(f"opt = nn.optim.{OPTIMIZERS[program.update.kind]}([{', '.join(program.update.params)}], lr={program.update.lr})")
   if program.kept: lines.append("kept = []")

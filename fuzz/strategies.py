@@ -224,7 +224,8 @@ def draw_op(b: Builder, a: Value, kind: str) -> Value:
     lo = draw(st.integers(0, s[axis] - size))
     return b.emit(kind, (a.name, axis, lo, lo + size), s[:axis] + (size,) + s[axis + 1:], a.dtype, [a])
   if kind in ("add", "sub", "mul"):
-    other = b.operand([v for v in b.pool() if broadcast(s, v.shape) is not None], s)
+    # not `a - a`: tinygrad before 0.14 folds it to a constant, and a constant fed back as an input is refused
+    other = b.operand([v for v in b.pool() if broadcast(s, v.shape) is not None and (kind != "sub" or v is not a)], s)
     return b.emit(kind, (a.name, other.name), broadcast(s, other.shape), promote(a.dtype, other.dtype), [a, other])
   if kind == "matmul":
     k = s[-1]

@@ -15,7 +15,7 @@ from hypothesis import event, given, note
 from hypothesis import strategies as st
 from hypothesis.control import current_build_context
 
-from fuzz.conftest import BOTH, FuzzConfig
+from fuzz.conftest import BOTH, FuzzConfig, Shard
 from fuzz.driver import STATS, check, reason_class, under_knobs
 from fuzz.interpret import source
 from fuzz.printer import to_script
@@ -37,10 +37,21 @@ def write_repro(program: Program, fuzz: FuzzConfig, target: Target, mode: str, v
   return path
 
 
+SHRINKING: set[Shard] = set()  # shards that found a failure: Hypothesis is shrinking it, and every candidate runs
+
+
+def owner(program: Program, mode: str, target: Target, count: int) -> int:
+  """The shard that runs an example: a hash stable across processes (unlike hash())."""
+  return int.from_bytes(hashlib.sha256(repr((program, mode, target)).encode()).digest()[:8], "little") % count
+
+
 @given(program=programs(), data=st.data())
-def test_jit_matches_reference(program: Program, data: st.DataObject, fuzz_config: FuzzConfig) -> None:
+def test_jit_matches_reference(program: Program, data: st.DataObject, fuzz_config: FuzzConfig, shard: Shard) -> None:
   mode = fuzz_config.mode if fuzz_config.mode != BOTH else data.draw(st.sampled_from(MODES), label="mode")
   target = under_knobs(fuzz_config.target, data.draw(knob_settings(), label="knobs"))
+  if shard not in SHRINKING and owner(program, mode, target, shard.count) != shard.index:
+    event("another shard's")  # after every draw: each shard's Hypothesis stream stays the same
+    return
   note(f"program:\n{source(program)}")
   start = time.perf_counter()
   verdict = check(program, target, mode, fuzz_config.calls)
@@ -50,6 +61,7 @@ def test_jit_matches_reference(program: Program, data: st.DataObject, fuzz_confi
     return
   event("finding" if verdict.findings else "agrees")
   if not verdict.findings: return
+  SHRINKING.add(shard)
   where = "(written when Hypothesis has shrunk the example)"
   if current_build_context().is_final:
     verdict = check(program, target, mode, fuzz_config.calls, attribute=True)  # blamed, for the repro's header

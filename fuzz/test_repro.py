@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -60,3 +61,11 @@ def test_tinyjit_repro_needs_only_tinygrad(tmp_path: Path, finding) -> None:
   assert "from planner" not in text and "import planner" not in text
   out = run_script(tmp_path, text, "-c", NO_PLANFUZZ)
   assert out.returncode == 0 and "OK" in out.stdout, out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("blame, prune", [("capture", "False"), ("prune", "True"), ("planner", "True")])
+def test_a_pruned_program_blamed_on_capture_repros_unpruned(finding, blame: str, prune: str) -> None:
+  """The attribution saw a capture-blamed finding persist without prune, and the harness cannot model prune's
+  documented freezing: its script runs unpruned; any other blame keeps prune as the run had it."""
+  text = to_script(replace(LAZY_GRAD, prune=True), Target("tinyjit"), SAME_BUFFER, CALLS, finding.blamed(blame))
+  assert f"TinyJit(step, prune={prune})" in text

@@ -22,10 +22,15 @@ ROOT = Path(__file__).resolve().parent.parent
 FINDING = re.compile(r"^# finding: \[(all-zeros|wrong-values|non-finite|stale)\] (\S+) at call (\d+)", re.M)
 
 
-def campaign(python: str, seed: int, examples: int, repro_dir: Path) -> subprocess.CompletedProcess:
-  cmd = [python, "-m", "pytest", "fuzz/test_fuzz.py", "-q", "-p", "no:cacheprovider", "--target", "tinyjit",
+def on(tinygrad: str | None) -> dict[str, str]:
+  """The environment that runs this python with the tinygrad installed in folder `tinygrad` (None: the installed one)."""
+  return {**os.environ, "PYTHONPATH": os.pathsep.join([tinygrad, str(ROOT)] if tinygrad else [str(ROOT)])}
+
+
+def campaign(tinygrad: str | None, seed: int, examples: int, repro_dir: Path) -> subprocess.CompletedProcess:
+  cmd = [sys.executable, "-m", "pytest", "fuzz/test_fuzz.py", "-q", "-p", "no:cacheprovider", "--target", "tinyjit",
          f"--hypothesis-seed={seed}", "--examples", str(examples), "--repro-dir", str(repro_dir)]
-  return subprocess.run(cmd, cwd=ROOT, env={**os.environ, "PLANFUZZ_PROFILE": "ci"}, capture_output=True, text=True)
+  return subprocess.run(cmd, cwd=ROOT, env={**on(tinygrad), "PLANFUZZ_PROFILE": "ci"}, capture_output=True, text=True)
 
 
 def tail(out: subprocess.CompletedProcess, n: int = 8) -> str: return "\n".join((out.stdout + out.stderr).splitlines()[-n:])
@@ -33,14 +38,15 @@ def tail(out: subprocess.CompletedProcess, n: int = 8) -> str: return "\n".join(
 
 def main() -> int:
   ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-  ap.add_argument("--old", default=str(ROOT / ".venv-0.13/bin/python"), help="python of a venv with tinygrad 0.13.0")
-  ap.add_argument("--new", default=str(ROOT / ".venv/bin/python"), help="python of a venv with tinygrad 0.14.0")
+  ap.add_argument("--old", default=str(ROOT / ".cache/tinygrad-0.13.0"), help="a folder holding tinygrad 0.13.0 "
+                  "(pip install --no-deps --target DIR tinygrad==0.13.0); this python's own tinygrad must be 0.14.0")
   ap.add_argument("--seed", type=int, default=0)
   ap.add_argument("--examples", type=int, default=60)
   args = ap.parse_args()
   with tempfile.TemporaryDirectory() as tmp:
     old_dir, new_dir = Path(tmp) / "old", Path(tmp) / "new"
     start = time.perf_counter()
+    if not (Path(args.old) / "tinygrad").is_dir(): return fail(f"no tinygrad in {args.old}: run `make old-tinygrad`")
     old = campaign(args.old, args.seed, args.examples, old_dir)
     repros = sorted(old_dir.glob("*.py"))
     print(f"0.13.0 campaign (seed {args.seed}): exit {old.returncode} after {time.perf_counter() - start:.1f}s\n{tail(old)}")
@@ -50,11 +56,11 @@ def main() -> int:
     if re.search(r"^\s*(from|import) (planner|oracle|fuzz)\b", text, re.M): return fail("the repro imports planfuzz")
     print(f"finding: [{m.group(1)}] {m.group(2)} at call {m.group(3)}; repro {repros[0].name}, "
           f"{len(text.split('def build():')[1].split('def paths')[0].strip().splitlines())} lines of program")
-    on_old = subprocess.run([args.old, str(repros[0])], capture_output=True, text=True)
-    on_new = subprocess.run([args.new, str(repros[0])], capture_output=True, text=True)
+    on_old = subprocess.run([sys.executable, str(repros[0])], env=on(args.old), capture_output=True, text=True)
+    on_new = subprocess.run([sys.executable, str(repros[0])], env=on(None), capture_output=True, text=True)
     print(f"repro on 0.13.0: exit {on_old.returncode}; on 0.14.0: exit {on_new.returncode} ({on_new.stdout.strip()[:80]})")
     if on_old.returncode != 1 or on_new.returncode != 0: return fail("the repro must fail on 0.13.0 and pass on 0.14.0")
-    new = campaign(args.new, args.seed, args.examples, new_dir)
+    new = campaign(None, args.seed, args.examples, new_dir)
     print(f"0.14.0 campaign (seed {args.seed}): exit {new.returncode}\n{tail(new)}")
     if new.returncode != 0: return fail("the same campaign on 0.14.0 found something")
   print("reproduce-16571: OK")
