@@ -14,7 +14,7 @@ from fuzz.interpret import to_subject
 from fuzz.known_bugs import known_bug, maybe_known
 from fuzz.program import Program
 from oracle.attribution import blame_static
-from oracle.check import blame, judge_program
+from oracle.check import PlanSink, blame, judge_program
 from oracle.compare import Verdict
 from oracle.targets import Target
 
@@ -27,16 +27,16 @@ def under_knobs(target: Target, drawn: dict[str, int]) -> Target:
   return replace(target, knobs=tuple({**drawn, **target.context}.items()))
 
 
-def check(program: Program, target: Target, mode: str, calls: int, attribute: bool = False) -> Verdict:
+def check(program: Program, target: Target, mode: str, calls: int, attribute: bool = False, on_plan: PlanSink | None = None) -> Verdict:
   """The oracle's verdict on `target` running `program` for `calls` calls with inputs in `mode`, static invariants
   included. Findings are blamed on a stage when `attribute` is set, when the program is pruned (documented prune
   freezing is told apart only by the blame) or when one may be a known tinygrad bug; those that are known, or
-  documented prune freezing, move to the verdict's skipped counts."""
+  documented prune freezing, move to the verdict's skipped counts. `on_plan` is told the capture's plan."""
   factory = lambda: to_subject(program)
   if target.kind == "static":
     from oracle.static import check_static  # needs planfuzz's planner, so a supported tinygrad
-    return without_known(blame_static(check_static(factory, target)), program)
-  judged = judge_program(factory, target, calls, mode, ref=_REFERENCES.get((program, mode, calls)))
+    return without_known(blame_static(check_static(factory, target, on_plan)), program)
+  judged = judge_program(factory, target, calls, mode, ref=_REFERENCES.get((program, mode, calls)), on_plan=on_plan)
   _REFERENCES.clear()
   _REFERENCES[(program, mode, calls)] = judged.ref
   if not (attribute or program.prune or any(maybe_known(f, program) for f in judged.verdict.findings)): return judged.verdict

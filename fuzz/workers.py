@@ -77,41 +77,21 @@ def _plain(verdict: Verdict) -> Verdict:
   return verdict
 
 
-def capture_plan(program: Any, target: Target, mode: str, finding: Finding | None) -> dict | None:
-  """The plan of `program`'s capture as picture JSON, with the buffers live tensors reach; None when it cannot be had.
-
-  The static target's plan is the planner target's with the same policy and planner; tinyjit's is rebuilt from
-  what tinygrad's own planner returned."""
-  from fuzz.interpret import to_subject
-  from fuzz.picture import plan_to_json
-  from oracle.check import live_paths
-  from oracle.runs import Hooks, run
-  from planner import plan_from_linear, tg
-  box: dict[str, Any] = {}
-  jit = target if target.kind != "static" else replace(target, kind="planner")
-  with tg.spy_tinyjit() as records:
-    def hook(step: Any, subject: Any, ret: Any) -> None:
-      if jit.kind == "planner": box["plan"] = step.lowered.plan
-      elif records and records[-1].planned is not None:
-        rec = records[-1]
-        box["plan"] = plan_from_linear(rec.planned, rec.parametrized, rec.held)
-      box["live"] = {b for t in live_paths(subject, ret).values() for b in tg.tensor_buffers(t)}
-    run(lambda: to_subject(program), jit.wrap, 2, mode, jit.context, Hooks(on_capture=hook))
-  return plan_to_json(box["plan"], finding, box["live"]) if "plan" in box else None
-
-
 def _judge(program: Any, target: Target, mode: str, calls: int) -> tuple[Verdict, dict | None]:
-  """The verdict (findings blamed on a stage) and, for a finding, its plan picture; the oracle's own errors are findings."""
+  """The verdict (findings blamed on a stage) and, for a finding, the picture of the plan of the very capture it came
+  from (the attributed run's); the oracle's own errors are findings."""
   from fuzz.driver import check
+  captured: dict[str, Any] = {}
+  sink = lambda plan, live: captured.update(plan=plan, live=live)
   try:
     verdict = check(program, target, mode, calls)
-    if verdict.findings: verdict = check(program, target, mode, calls, attribute=True)
+    if verdict.findings: verdict = check(program, target, mode, calls, attribute=True, on_plan=sink)
   except Exception as e:
     return Verdict(findings=[Finding(ERROR, "oracle", None, "check", {"error": error_text(e)})]), None
-  if not verdict.findings: return verdict, None
-  try: plan = capture_plan(program, target, mode, verdict.findings[0])
-  except Exception: plan = None  # a picture is a help, never a reason to lose the finding
-  return verdict, plan
+  if not verdict.findings or "plan" not in captured: return verdict, None
+  from fuzz.picture import plan_to_json
+  try: return verdict, plan_to_json(captured["plan"](), verdict.findings[0], captured["live"])
+  except Exception: return verdict, None  # a picture is a help, never a reason to lose the finding
 
 
 def explore(job: Job, send: Callable[[tuple], None]) -> None:

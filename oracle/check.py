@@ -9,7 +9,7 @@ import contextlib
 import functools
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,11 +23,19 @@ from oracle.subject import Program, Subject
 from oracle.targets import Target
 
 DEFAULT_CALLS = 5  # eager, capture, three replays
+# told the capture's plan (a thunk: rebuilding a TinyJit's costs, and only a finding's picture wants it) and the
+# BUFFERs live tensors reach, so a plan picture shows the very capture a finding came from
+PlanSink = Callable[[Callable[[], Any], frozenset], None]
 
 
 def live_paths(subject: Subject, ret: Any) -> dict[str, Any]:
   """Every tensor a user can still reach after a call, by the path the findings name it with."""
   return dict(returned_paths(ret)) | {p: t for p, t in subject.observe().items() if t is not None}
+
+
+def live_buffers(live: dict[str, Any]) -> frozenset:
+  from planner import tg
+  return frozenset(b for t in live.values() for b in tg.tensor_buffers(t))
 
 
 @functools.cache
@@ -37,13 +45,14 @@ def static_unavailable(why: str) -> None:
 
 
 @contextlib.contextmanager
-def target_hooks(target: Target, found: list[Finding], static: bool = True) -> Iterator[Hooks]:
+def target_hooks(target: Target, found: list[Finding], static: bool = True, on_plan: PlanSink | None = None) -> Iterator[Hooks]:
   """The invariants, into `found`: the capture's (plan, prune split, graph order) right after capture, and each
   replay's input copies right after it; and, for tinygrad's own TinyJit, arena poisoning before every run (PlannedJit
-  poisons through its own before_run hook). None of it where this tinygrad's internals are unsupported."""
+  poisons through its own before_run hook); the capture's plan to `on_plan`. None of it where this tinygrad's internals
+  are unsupported."""
   try:
     from oracle import invariants, poison
-    from planner import tg
+    from planner import plan_from_linear, tg
     tg.require()
   except ImportError as e:  # an unsupported tinygrad: the dynamic comparison still runs
     static_unavailable(str(e))
@@ -57,13 +66,19 @@ def target_hooks(target: Target, found: list[Finding], static: bool = True) -> I
 
   if target.kind == "planner":
     def planned(step: Any, subject: Subject, ret: Any) -> None:
-      found.extend(invariants.check_lowered(step.lowered, live_paths(subject, ret), step.pruned))
+      live = live_paths(subject, ret)
+      found.extend(invariants.check_lowered(step.lowered, live, step.pruned))
+      if on_plan is not None: on_plan(lambda plan=step.lowered.plan: plan, live_buffers(live))
     def replayed(step: Any, k: int, args: list) -> None: replay_copies(step.lowered.final, step.last_inputs, step.last_copied, k)
     yield Hooks(planned, None, replayed) if static else Hooks()
     return
   with tg.spy_tinyjit(poison.poison_planned_linear if target.poison else None) as records:
     def real(step: Any, subject: Subject, ret: Any) -> None:
-      if records: found.extend(invariants.check_tinyjit_record(records[-1], live_paths(subject, ret)))
+      if not records: return
+      rec, live = records[-1], live_paths(subject, ret)
+      found.extend(invariants.check_tinyjit_record(rec, live))
+      if on_plan is not None and rec.planned is not None:
+        on_plan(lambda: plan_from_linear(rec.planned, rec.parametrized, rec.held), live_buffers(live))
     def repoison() -> None:
       if records and records[-1].planned is not None: poison.poison_planned_linear(records[-1].planned)
       if records: records[-1].copies.clear()
@@ -83,7 +98,7 @@ class Judged:
 
 
 def judge_program(program: Program, target: Target, calls: int = DEFAULT_CALLS, mode: str = SAME_BUFFER, static: bool = True,
-                  ref: Trace | None = None) -> Judged:
+                  ref: Trace | None = None, on_plan: PlanSink | None = None) -> Judged:
   """Reference run (or `ref`, the same program's, to judge several targets against one), target run (with the
   static invariants at capture), and the judge's verdict, unattributed."""
   start = time.perf_counter()
@@ -91,7 +106,7 @@ def judge_program(program: Program, target: Target, calls: int = DEFAULT_CALLS, 
   if ref.error is not None:  # invalid: no target run
     return Judged(Verdict(rejected=f"eager: {error_text(ref.error)}", run_seconds=time.perf_counter() - start), ref, None)
   found: list[Finding] = []
-  with target_hooks(target, found, static) as hooks:
+  with target_hooks(target, found, static, on_plan) as hooks:
     got = run(program, target.wrap, calls, mode, target.context, hooks)
   seconds = time.perf_counter() - start
   verdict = judge(ref, got, mode)

@@ -18,15 +18,16 @@ from oracle.subject import Program, Subject
 from oracle.targets import Target
 
 
-def check_static(program: Program, target: Target) -> Verdict:
+def check_static(program: Program, target: Target, on_plan: Any = None) -> Verdict:
   """The invariants on `target`'s plan for `program` (the planner target's policy, planner and graph splitter), under its
   knobs. Where the default device has a graph (the NULL device, a GPU) the plan is compiled and graph-split too, so the
-  graph-order invariant sees real batches: `DEV=NULL` checks a graph splitter with no device at all."""
+  graph-order invariant sees real batches: `DEV=NULL` checks a graph splitter with no device at all. `on_plan` is
+  an `oracle.check.PlanSink`."""
   from planner import tg
   with tg.knobs(target.context):
     captured = capture(program)
     if isinstance(captured, Verdict): return captured
-    return check_capture(*captured, target, compile=tg.default_device_graphs())
+    return check_capture(*captured, target, compile=tg.default_device_graphs(), on_plan=on_plan)
 
 
 def capture(program: Program) -> Verdict | tuple:
@@ -46,8 +47,10 @@ def capture(program: Program) -> Verdict | tuple:
   return subject, ret, captured, [tg.storage(t) for t in args if isinstance(t, Tensor)]
 
 
-def check_capture(subject: Subject, ret: Any, captured: Any, inputs: list, target: Target, compile: bool) -> Verdict:
+def check_capture(subject: Subject, ret: Any, captured: Any, inputs: list, target: Target, compile: bool,
+                  on_plan: Any = None) -> Verdict:
   """Prune (when asked), hold, lower and check; a planner or splitter that raises is a finding."""
+  from oracle.check import live_buffers, live_paths
   from oracle.invariants import check_lowered
   from planner import get_policy, lower, tg
   from planner.policies import HoldContext
@@ -63,4 +66,5 @@ def check_capture(subject: Subject, ret: Any, captured: Any, inputs: list, targe
   except Exception as e:  # the planner under test broke: that is what the static path is for
     return Verdict(findings=[Finding(JIT_ERROR, "planner", None, "static", {"error": error_text(e)})])
   live = {p: t for p, t in subject.observe().items() if t is not None}
+  if on_plan is not None: on_plan(lambda: lowered.plan, live_buffers(live_paths(subject, ret)))
   return Verdict(findings=check_lowered(lowered, live, pruned), compared=len(lowered.plan.buffers))
