@@ -36,10 +36,12 @@ class Op:
 
 @dataclass(frozen=True)
 class Backward:
-  """`for p in clear: p.grad = None`, then `(value * scale).sum().backward()`."""
+  """`for p in clear: p.grad = None`, then `(value * scale).sum().backward()`, on `value.float()` when `upcast`: a
+  float16 value's grads would be float constants cast to float16 vectors, which clang 14 rejects in tinygrad's CPU code."""
   value: str
   scale: float = 1.0
   clear: tuple[str, ...] = ()
+  upcast: bool = False
 
 
 @dataclass(frozen=True)

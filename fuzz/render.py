@@ -44,7 +44,7 @@ def step_lines(program: Program) -> list[str]:
   lines += [f"{op.out} = {render(op.kind, op.args)}" for op in program.body]
   for b in program.backward:
     if b.clear: lines.append(" = ".join(f"{p}.grad" for p in b.clear) + " = None")
-    lines.append(f"({b.value} * {b.scale}).sum().backward()")
+    lines.append(f"({b.value}{'.float()' if b.upcast else ''} * {b.scale}).sum().backward()")
   grads = program.grads_at_end()
   if (program.realize_grads or program.update is not None) and grads:
     lines.append(f"Tensor.realize({', '.join(f'{p}.grad' for p in grads)})")

@@ -346,7 +346,7 @@ def programs(draw: st.DrawFn) -> Program:
   for i in range(draw(st.integers(1, 3))):
     clear = tuple(draw(st.lists(st.sampled_from(sorted(have)), unique=True, max_size=2))) if i and have else ()
     loss = draw(st.sampled_from(losses))
-    backward.append(Backward(loss.name, draw(st.sampled_from((1.0, 0.5, 2.0))), clear))
+    backward.append(Backward(loss.name, draw(st.sampled_from((1.0, 0.5, 2.0))), clear, upcast=loss.dtype == F16))
     have = (have - set(clear)) | param_names(loss)
   ops = [v for v in b.values if v.is_op]
   state_updates = []
