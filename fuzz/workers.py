@@ -83,9 +83,7 @@ def _judge(program: Any, target: Target, mode: str, calls: int) -> tuple[Verdict
   from fuzz.driver import check
   captured: dict[str, Any] = {}
   sink = lambda plan, live: captured.update(plan=plan, live=live)
-  try:
-    verdict = check(program, target, mode, calls)
-    if verdict.findings: verdict = check(program, target, mode, calls, attribute=True, on_plan=sink)
+  try: verdict = check(program, target, mode, calls, attribute=True, on_plan=sink)  # blaming costs reruns only for a finding
   except Exception as e:
     return Verdict(findings=[Finding(ERROR, "oracle", None, "check", {"error": error_text(e)})]), None
   if not verdict.findings or "plan" not in captured: return verdict, None

@@ -68,7 +68,7 @@ def target_hooks(target: Target, found: list[Finding], static: bool = True, on_p
     def planned(step: Any, subject: Subject, ret: Any) -> None:
       live = live_paths(subject, ret)
       found.extend(invariants.check_lowered(step.lowered, live, step.pruned))
-      if on_plan is not None: on_plan(lambda plan=step.lowered.plan: plan, live_buffers(live))
+      if on_plan is not None: on_plan(lambda: step.lowered.plan, live_buffers(live))
     def replayed(step: Any, k: int, args: list) -> None: replay_copies(step.lowered.final, step.last_inputs, step.last_copied, k)
     yield Hooks(planned, None, replayed) if static else Hooks()
     return

@@ -60,7 +60,7 @@ def check_capture(subject: Subject, ret: Any, captured: Any, inputs: list, targe
   if subject.prune if target.prune is None else target.prune:  # the one-time calls would run now: their buffers exist
     kept, one_time = prune(captured, inputs)
     pruned, captured = (captured, one_time), kept
-    once = {b for call in pruned[1].src for arg in tg.call_args(call) for b in tg.arg_buffers(arg)}
+    once = {b for call in one_time.src for arg in tg.call_args(call) for b in tg.arg_buffers(arg)}
   held = get_policy(target.policy)[1](HoldContext(ret, captured, tuple(inputs))) | once
   try: lowered = lower(captured, held, inputs, target.planner, compile=compile, graph_splitter=target.graph)
   except Exception as e:  # the planner under test broke: that is what the static path is for
