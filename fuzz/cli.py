@@ -1,23 +1,26 @@
 """`planfuzz`: run a fuzz campaign, replay a saved repro, draw a saved memory plan.
 
-Every finding leaves three files in --repro-dir: the repro script (`planfuzz replay` runs it), the plan of the
-failing capture as JSON and its picture as SVG (`planfuzz plan` redraws it). Exit status: 0 nothing found (or not
-reproduced), 1 findings (or reproduced), 2 bad usage: a bad target, policy, planner, database or tinygrad is one
-line on stderr, never a traceback.
+A campaign reports bugs, not examples: findings are grouped by signature, each new bug is shrunk in the worker that
+found it and confirmed by running its repro in a fresh process. Each bug leaves in --repro-dir its repro script
+(`planfuzz replay` runs it), the unshrunk one, the plan of the failing capture as JSON and its picture as SVG
+(`planfuzz plan` redraws it), and the campaign writes report.md and report.json there. Exit status: 0 no new bug
+(known tinygrad bugs and advisories do not count; or, for replay, not reproduced), 1 a new bug (or reproduced),
+2 bad usage: a bad target, policy, planner, database or tinygrad is one line on stderr, never a traceback.
 """
 from __future__ import annotations
 
 import argparse
-import hashlib
-import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, NoReturn
 
 from fuzz.examples_db import DEFAULT_DB, DatabaseError, open_database
+
+DEFAULT_SHRINK_BUDGET = 60.0  # seconds per bug: fuzz.workers imports tinygrad, which `planfuzz --help` should not wait for
 
 BOTH = "both"
 EXIT_OK, EXIT_FOUND, EXIT_USAGE = 0, 1, 2
@@ -51,6 +54,11 @@ def parser() -> argparse.ArgumentParser:
   r.add_argument("--timeout", type=float, default=120.0, help="seconds one example may take before it counts as a hang")
   r.add_argument("--db", default=DEFAULT_DB, help=f"example database: a directory, redis://host:port/N or none (default {DEFAULT_DB})")
   r.add_argument("--shared-db", default=None, help="a database read read-only next to --db (e.g. CI's redis://...)")
+  r.add_argument("--shrink-budget", type=float, default=DEFAULT_SHRINK_BUDGET,
+                 help=f"seconds of shrinking per distinct bug, in the worker that found it (default {DEFAULT_SHRINK_BUDGET:g}; 0: none)")
+  r.add_argument("--report", default=None, help="report.md path (default: REPRO_DIR/report.md; report.json goes beside it)")
+  r.add_argument("--strict", action="store_true", help="advisories (tinygrad contracts a plan departs from) fail the run too")
+  r.add_argument("--no-confirm", action="store_true", help="skip confirming each new bug's repro in a fresh process")
   rp = sub.add_parser("replay", help="run a saved repro script; exit 1 when it reproduces")
   rp.add_argument("file")
   pl = sub.add_parser("plan", help="draw a saved memory plan (.plan.json) as SVG")
@@ -88,49 +96,48 @@ class Progress:
     print(("\r" if self.tty else "") + line, end="\n" if final or not self.tty else "", file=sys.stderr, flush=True)
 
 
-def save_finding(result: Any, target: Any, calls: int, repro_dir: Path) -> Path:
-  """The repro script, and next to it the plan JSON and its SVG picture when the capture's plan could be had."""
-  from fuzz.printer import to_script
-  key = repr((result.program, target, result.mode, calls)).encode()
-  stem = repro_dir / f"repro_{hashlib.sha256(key).hexdigest()[:12]}"
-  repro_dir.mkdir(parents=True, exist_ok=True)
-  script = stem.with_suffix(".py")
-  script.write_text(to_script(result.program, target, result.mode, calls, result.verdict.findings[0]))
-  if result.plan is not None:  # never on a tinygrad the planner does not support: fuzz.picture needs it
-    from fuzz.picture import plan_from_json, render_svg
-    Path(f"{stem}.plan.json").write_text(json.dumps(result.plan, indent=1))
-    Path(f"{stem}.svg").write_text(render_svg(plan_from_json(result.plan)))
-  return script
-
-
 def cmd_run(args: argparse.Namespace) -> int:
   target = _run_target(args)
+  if args.shrink_budget < 0: raise UsageError("--shrink-budget must be 0 (no shrinking) or more seconds")
   try: open_database(args.db, args.shared_db)  # fail now, in one line, not in every worker
   except DatabaseError as e: raise UsageError(str(e)) from e
-  from fuzz.driver import Stats
+  from fuzz.triage import Triage
   from fuzz.workers import Job, run_pool, shares
   calls, mode = args.replays + 2, None if args.mode == BOTH else args.mode
   deadline = None if args.time_budget is None else time.time() + args.time_budget
   per_worker = shares(args.examples, args.workers) if args.examples is not None else [10**9] * args.workers
-  jobs = [Job(target, mode, calls, n, deadline, args.seed, w, args.db, args.shared_db, reuse=w == 0)
-          for w, n in enumerate(per_worker) if n > 0]
-  stats, progress, found = Stats(workers=len(jobs)), Progress(args.examples), []
+  with tempfile.TemporaryDirectory(prefix="planfuzz-claims-") as claims:
+    jobs = [Job(target, mode, calls, n, deadline, args.seed, w, args.db, args.shared_db, reuse=w == 0, claims=claims,
+                shrink_budget=args.shrink_budget, strict=args.strict) for w, n in enumerate(per_worker) if n > 0]
+    triage, progress = Triage(target, calls, Path(args.repro_dir), len(jobs)), Progress(args.examples)
 
-  def on_result(result: Any) -> None:
-    stats.record(result.verdict, result.seconds)
-    if result.verdict.findings:
-      where = save_finding(result, target, calls, Path(args.repro_dir)) if result.program is not None else None
-      found.append((result.verdict.findings[0], where))
-      if where is not None and str(where) not in stats.repros: stats.repros.append(str(where))
-    progress.show(stats.examples, len(found))
+    def on_event(event: Any) -> None:
+      triage.on_event(event)
+      progress.show(triage.stats.examples, triage.examples_with_findings())
 
-  print(f"planfuzz: {target.describe()}; mode {args.mode}; {calls} calls; seed {args.seed}; {len(jobs)} worker(s); "
-        f"database {args.db}{' + ' + args.shared_db + ' (read-only)' if args.shared_db else ''}", file=sys.stderr)
-  run_pool(jobs, on_result, args.timeout)
-  progress.show(stats.examples, len(found), final=True)
-  print("\n".join(stats.summary()))
-  for finding, where in found: print(f"FINDING {finding.message}\n  repro: {where or '(none: the worker died outside an example)'}")
-  return EXIT_FOUND if found else EXIT_OK
+    print(f"planfuzz: {target.describe()}; mode {args.mode}; {calls} calls; seed {args.seed}; {len(jobs)} worker(s); "
+          f"shrink budget {args.shrink_budget:g}s a bug; database {args.db}"
+          f"{' + ' + args.shared_db + ' (read-only)' if args.shared_db else ''}", file=sys.stderr)
+    started = time.perf_counter()
+    run_pool(jobs, on_event, args.timeout, triage.on_slot)
+    progress.show(triage.stats.examples, triage.examples_with_findings(), final=True)
+  bugs = triage.finish(confirm=not args.no_confirm, parallel=len(jobs), timeout=args.timeout)
+  lines = triage.stats.summary() + [f"wall clock {time.perf_counter() - started:.1f}s, of which the workers shrank bugs for "
+                                    f"{triage.shrink_seconds:.1f}s (summed over workers)"]
+  print("\n".join(lines))
+  md = _write_report(args, target, triage, bugs, tuple(lines))
+  print(f"report: {md}")
+  return EXIT_FOUND if any(b.new for b in bugs) else EXIT_OK
+
+
+def _write_report(args: argparse.Namespace, target: Any, triage: Any, bugs: list, summary: tuple[str, ...]) -> Path:
+  from tinygrad import Device
+
+  from fuzz import report
+  from planner import tg
+  meta = report.Meta(target.describe(), target.kind, tg.installed_version(), Device.DEFAULT, args.seed, triage.stats.examples,
+                     triage.stats.workers, "planfuzz " + " ".join(sys.argv[1:]), summary)
+  return report.write(bugs, meta, Path(args.report) if args.report else Path(args.repro_dir) / "report.md")[0]
 
 
 def cmd_replay(args: argparse.Namespace) -> int:

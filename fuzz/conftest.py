@@ -49,6 +49,7 @@ class FuzzConfig:
   repro_dir: str
   seed: str | None
   profile: str
+  strict: bool = False  # advisories fail the run too
 
 
 FUZZ_KEY = pytest.StashKey[FuzzConfig]()
@@ -64,6 +65,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
   group.addoption("--mode", default=BOTH, help=f"input mode: {', '.join(MODES)} or {BOTH} (drawn per example; default {BOTH})")
   group.addoption("--repro-dir", default="fuzz-failures", help="where failing programs' repro scripts go (default fuzz-failures/)")
   group.addoption("--examples", type=int, default=None, help="max_examples, overriding the Hypothesis profile's")
+  group.addoption("--strict-advisories", action="store_true", dest="planfuzz_strict",
+                  help="advisories (tinygrad contracts a plan departs from) fail the run too (`planfuzz run --strict`)")
 
 
 def _config(config: pytest.Config) -> FuzzConfig:
@@ -75,7 +78,8 @@ def _config(config: pytest.Config) -> FuzzConfig:
   if opt("replays") < 1: raise pytest.UsageError("planfuzz: --replays must be at least 1 (a replay is where planner bugs show)")
   if opt("examples") is not None and opt("examples") < 1: raise pytest.UsageError("planfuzz: --examples must be at least 1")
   seed = opt("hypothesis_seed", None)
-  return FuzzConfig(target, opt("mode"), opt("replays") + 2, opt("repro_dir"), seed, os.environ.get("PLANFUZZ_PROFILE", "dev"))
+  return FuzzConfig(target, opt("mode"), opt("replays") + 2, opt("repro_dir"), seed, os.environ.get("PLANFUZZ_PROFILE", "dev"),
+                    opt("planfuzz_strict"))
 
 
 @pytest.hookimpl(tryfirst=True)  # before Hypothesis's own plugin, so its --hypothesis-* options apply on top of our profile

@@ -8,8 +8,10 @@ from __future__ import annotations
 import re
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from fuzz.bugs import Bug, BugBook, Sample
 from fuzz.interpret import to_subject
 from fuzz.known_bugs import known_bug, maybe_known
 from fuzz.program import Program
@@ -27,28 +29,39 @@ def under_knobs(target: Target, drawn: dict[str, int]) -> Target:
   return replace(target, knobs=tuple({**drawn, **target.context}.items()))
 
 
-def check(program: Program, target: Target, mode: str, calls: int, attribute: bool = False, on_plan: PlanSink | None = None) -> Verdict:
+def check(program: Program, target: Target, mode: str, calls: int, attribute: bool = False, on_plan: PlanSink | None = None,
+          strict: bool = False) -> Verdict:
   """The oracle's verdict on `target` running `program` for `calls` calls with inputs in `mode`, static invariants
   included. Findings are blamed on a stage when `attribute` is set, when the program is pruned (documented prune
   freezing is told apart only by the blame) or when one may be a known tinygrad bug; those that are known, or
-  documented prune freezing, move to the verdict's skipped counts. `on_plan` is told the capture's plan."""
+  documented prune freezing, move to the verdict's skipped counts. `on_plan` is told the capture's plan; `strict`
+  counts advisories as findings."""
+  verdict = _check(program, target, mode, calls, attribute, on_plan)
+  return verdict.strict() if strict else verdict
+
+
+def _check(program: Program, target: Target, mode: str, calls: int, attribute: bool, on_plan: PlanSink | None) -> Verdict:
   factory = lambda: to_subject(program)
   if target.kind == "static":
     from oracle.static import check_static  # needs planfuzz's planner, so a supported tinygrad
     return without_known(blame_static(check_static(factory, target, on_plan)), program)
+  rerun = lambda variant: _check(variant, target, mode, calls, True, None)
   judged = judge_program(factory, target, calls, mode, ref=_REFERENCES.get((program, mode, calls)), on_plan=on_plan)
   _REFERENCES.clear()
   _REFERENCES[(program, mode, calls)] = judged.ref
   if not (attribute or program.prune or any(maybe_known(f, program) for f in judged.verdict.findings)): return judged.verdict
-  return without_known(blame(factory, target, calls, mode, judged), program)
+  return without_known(blame(factory, target, calls, mode, judged), program, rerun)
 
 
-def without_known(verdict: Verdict, program: Program) -> Verdict:
-  """The verdict with findings of known tinygrad bugs moved to its skipped counts."""
+def without_known(verdict: Verdict, program: Program, rerun: Callable[[Program], Verdict] | None = None) -> Verdict:
+  """The verdict with findings of known tinygrad bugs moved to its skipped counts (and its `known` list); `rerun` judges
+  a variant of the program, for a known bug told by its mechanism."""
   unknown = []
   for f in verdict.findings:
-    if (bug := known_bug(f, program)) is None: unknown.append(f)
-    else: verdict.skipped[f"{KNOWN} {bug.name}"] += 1
+    if (bug := known_bug(f, program, rerun)) is None: unknown.append(f)
+    else:
+      verdict.skipped[f"{KNOWN} {bug.name}"] += 1
+      verdict.known.append((bug.name, f))
   verdict.findings = unknown
   return verdict
 
@@ -71,8 +84,11 @@ class Stats:
   first_finding: int | None = None  # the example (1-based) that first found something: how big a budget it took
   span: tuple[float, float] | None = None  # epoch seconds from the first example's start to the last one's end
   workers: int = 1  # processes whose examples these are
+  advisories: Counter = field(default_factory=Counter)
+  bugs: BugBook = field(default_factory=BugBook)
 
-  def record(self, verdict: Verdict, seconds: float) -> None:
+  def record(self, verdict: Verdict, seconds: float, sample: Sample | None = None) -> Bug | None:
+    """Count one example; the new Bug when its findings have a signature not seen before."""
     self.examples += 1
     self.compared += verdict.compared
     self.seconds.append(seconds)
@@ -81,20 +97,24 @@ class Stats:
     if verdict.rejected is not None: self.rejected[reason_class(verdict.rejected)] += 1
     self.findings.update(f.kind for f in verdict.findings)
     if verdict.findings and self.first_finding is None: self.first_finding = self.examples
+    self.advisories.update(f.kind for f in verdict.advisories)
     now = time.time()
     self.span = (min(self.span[0], now - seconds) if self.span else now - seconds, now)
+    return self.bugs.record(verdict, self.examples, now - self.span[0], sample)
 
   def to_plain(self) -> dict:
     """Plain data (dicts, lists, numbers), which pytest-xdist carries from a worker to the controller."""
-    return {k: dict(v) if isinstance(v, Counter) else v for k, v in vars(self).items()}
+    plain = {k: dict(v) if isinstance(v, Counter) else v for k, v in vars(self).items()}
+    return plain | {"bugs": self.bugs.to_plain()}
 
   def merge(self, plain: dict) -> None:
     """Add a worker's stats (`to_plain`) to these, as examples of one campaign run side by side."""
-    other = Stats(**{k: Counter(v) if isinstance(getattr(self, k), Counter) else v for k, v in plain.items()})
+    other = Stats(**{k: Counter(v) if isinstance(getattr(self, k), Counter) else v for k, v in plain.items() if k != "bugs"})
     if not other.examples: return
+    self.bugs.merge(plain["bugs"], offset=self.examples)
     if other.first_finding is not None and self.first_finding is None: self.first_finding = self.examples + other.first_finding
     self.workers = self.workers + other.workers if self.examples else other.workers
-    for name in ("examples", "compared", "rejected", "findings", "skipped", "seconds", "run_seconds", "repros"):
+    for name in ("examples", "compared", "rejected", "findings", "skipped", "seconds", "run_seconds", "repros", "advisories"):
       setattr(self, name, getattr(self, name) + getattr(other, name))
     spans = [s for s in (self.span, other.span) if s]
     self.span = (min(s[0] for s in spans), max(s[1] for s in spans))
@@ -110,8 +130,12 @@ class Stats:
       wall = self.span[1] - self.span[0]
       lines.insert(1, f"wall clock: {wall:.1f}s over {self.workers} workers ({self.examples / wall:.2f} examples/s)")
     found = ", ".join(f"{n} x {k}" for k, n in self.findings.most_common())
-    lines.append(f"findings: {found}, first at example {self.first_finding} (counts include shrinking)" if found else "findings: none")
+    lines.append(f"findings: {found}, first at example {self.first_finding}" if found else "findings: none")
     if self.skipped: lines.append("skipped: " + ", ".join(f"{n} x {k}" for k, n in self.skipped.items()))
+    if self.advisories:
+      lines.append("advisories (tinygrad contracts a plan departs from, same values here; they fail a run only under --strict): "
+                   + ", ".join(f"{n} x {k}" for k, n in self.advisories.most_common()))
+    lines += self.bugs.summary()
     lines += [f"repro: {p}" for p in self.repros]
     return lines
 

@@ -10,7 +10,7 @@ invariant found the one-time call that depends on the inputs).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,11 +30,32 @@ class KnownBug:
   stage: str  # the attribution a finding of this bug has
   matches: Callable[[Finding], bool]  # after blame, with the stage: the findings this bug explains
   applies: Callable[[Any], bool] = lambda program: True  # the fuzz program (None: not known) and process it can happen in
+  # after blame, for findings `matches` does not take: (finding, program, rerun) -> whether a rerun of a variant of the
+  # program shows this bug's mechanism; `rerun` judges a program as the finding's was judged
+  shows_mechanism: Callable[[Finding, Any, Callable[[Any], Any] | None], bool] | None = None
+
+
+Rerun = Callable[[Any], Any]  # a fuzz Program -> its Verdict, under the finding's target, mode and calls
 
 
 def _frozen_lazy_escape(f: Finding) -> bool:
-  """A tensor left lazy by the capture call that shows the capture call's value on a replay (whatever the blame)."""
-  return f.kind == STALE and bool(f.details.get("lazy_at_capture")) and f.details.get("equals_call") == 1
+  """A tensor left lazy by the capture call that shows the capture call's value on a replay (whatever the blame); the
+  value may equal other calls' too (a saturated exp equals call 0's as well)."""
+  return f.kind == STALE and bool(f.details.get("lazy_at_capture")) and 1 in f.details.get("equals_calls", [f.details.get("equals_call")])
+
+
+def _lazy_escape(f: Finding) -> bool:
+  """Any wrong value on a tensor the capture call left lazy: frozen at its first read, the escape often mixes the
+  capture call's frozen intermediates with the live inputs, so it shows values of no call at all."""
+  return f.kind in VALUE_KINDS and bool(f.details.get("lazy_at_capture"))
+
+
+def _gone_when_realized_in_step(f: Finding, program: Any, rerun: Rerun | None) -> bool:
+  """The mechanism of lazy-escape-frozen-on-read: the difference vanishes when the step realizes its grads and kept
+  tensors itself (nothing is left lazy for a first read to freeze)."""
+  if rerun is None or program is None or getattr(program, "realize_escapes", True): return False
+  again = rerun(replace(program, realize_escapes=True))
+  return again.rejected is None and not any(g.subject == f.subject for g in again.findings)
 
 
 def _stale_value(f: Finding) -> bool:
@@ -46,7 +67,8 @@ KNOWN_BUGS: tuple[KnownBug, ...] = (
   KnownBug("lazy-escape-frozen-on-read",
            "the first read of a tensor left lazy by the capture call (a .grad, a tensor kept outside the step) realizes "
            "it, or the .contiguous() in its graph, into buffers that replays never write: later reads show the capture "
-           "call's value", KNOWN_DIR / "lazy_escape_frozen_on_read.py", _frozen_lazy_escape, "capture", _frozen_lazy_escape),
+           "call's value, or that frozen intermediate mixed with the live inputs", KNOWN_DIR / "lazy_escape_frozen_on_read.py",
+           _lazy_escape, "capture", _frozen_lazy_escape, shows_mechanism=_gone_when_realized_in_step),
   KnownBug("prune-freezes-state-reader",
            "prune=True walks the captured calls once, in order: a kernel that reads state before the call that writes it "
            "from the inputs is pruned and runs only at capture, though it depends on the previous call's inputs "
@@ -66,6 +88,9 @@ def maybe_known(f: Finding, program: Any = None) -> bool:
   return any(b.suspect(f) and b.applies(program) for b in KNOWN_BUGS)
 
 
-def known_bug(f: Finding, program: Any = None) -> KnownBug | None:
-  """The known bug a blamed finding is: it must look like one, in a program it can happen in, blamed on its stage."""
-  return next((b for b in KNOWN_BUGS if f.attribution == b.stage and b.matches(f) and b.applies(program)), None)
+def known_bug(f: Finding, program: Any = None, rerun: Rerun | None = None) -> KnownBug | None:
+  """The known bug a blamed finding is: blamed on its stage, in a program it can happen in, and either looking like it
+  or, run again as a variant, showing its mechanism."""
+  candidates = [b for b in KNOWN_BUGS if f.attribution == b.stage and b.applies(program)]
+  return next((b for b in candidates if b.matches(f)), None) or \
+    next((b for b in candidates if b.shows_mechanism is not None and b.suspect(f) and b.shows_mechanism(f, program, rerun)), None)

@@ -102,6 +102,7 @@ class Program:
   prune: bool = False
   feedback: Feedback | None = None
   variable: Bound | None = None
+  realize_escapes: bool = False  # realize every grad and kept tensor inside the step: the known-bug mechanism check's variant
 
   @property
   def uses_rand(self) -> bool: return any(op.kind == "rand" for op in self.body)

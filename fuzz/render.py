@@ -61,6 +61,8 @@ def step_lines(program: Program) -> list[str]:
     else:
       lines.append("with training(): opt.step()")
   if program.kept: lines.append(f"kept[:] = [{', '.join(program.kept)}]")
+  if program.realize_escapes and (escapes := [f"{p}.grad" for p in grads] + [f"kept[{i}]" for i in range(len(program.kept))]):
+    lines.append(f"Tensor.realize({', '.join(escapes)})")
   lines.append(f"return {returned_source(program.returns)}")
   return lines
 

@@ -1,13 +1,16 @@
 """The property: on every generated program, the target JIT agrees with the oracle's reference on every observable.
 
 A failing example writes a standalone repro script (named by a hash of the program and configuration) once
-Hypothesis has shrunk it, and fails with the oracle's findings, the script's path and the seed. Rejected programs
+Hypothesis has shrunk it, and fails with the oracle's findings, the script's path and the seed. Each example's repro is
+written before it runs (`in-flight-<pid>.py`) and removed once it ran, so a planner that segfaults the process leaves
+the program that did it behind. Rejected programs
 (invalid in eager, or refused by the JIT as documented) pass and are counted, never assumed away, so the
 session summary shows how many there were and why.
 """
 from __future__ import annotations
 
 import hashlib
+import os
 import time
 from pathlib import Path
 
@@ -28,13 +31,19 @@ from oracle.targets import Target
 MAX_SHOWN = 3
 
 
-def write_repro(program: Program, fuzz: FuzzConfig, target: Target, mode: str, verdict: Verdict) -> Path:
-  """The repro of one failing example: `target` carries the example's drawn knobs."""
+def write_repro(program: Program, fuzz: FuzzConfig, target: Target, mode: str, verdict: Verdict | None, path: Path | None = None) -> Path:
+  """The repro of one example (`target` carries its drawn knobs), named by a hash of it unless `path` is given."""
   key = repr((program, target, mode, fuzz.calls)).encode()
-  path = Path(fuzz.repro_dir) / f"repro_{hashlib.sha256(key).hexdigest()[:12]}.py"
+  path = path or Path(fuzz.repro_dir) / f"repro_{hashlib.sha256(key).hexdigest()[:12]}.py"
   path.parent.mkdir(parents=True, exist_ok=True)
-  path.write_text(to_script(program, target, mode, fuzz.calls, verdict.findings[0]))
+  path.write_text(to_script(program, target, mode, fuzz.calls, verdict.findings[0] if verdict else None))
   return path
+
+
+def in_flight(fuzz: FuzzConfig) -> Path:
+  """Where the running example's repro waits while it runs: a planner that takes the process down leaves it behind
+  (one per process, so pytest-xdist workers never share one). `planfuzz run` is the crash-isolated way to fuzz."""
+  return Path(fuzz.repro_dir) / f"in-flight-{os.getpid()}.py"
 
 
 SHRINKING: set[Shard] = set()  # shards that found a failure: Hypothesis is shrinking it, and every candidate runs
@@ -54,7 +63,9 @@ def test_jit_matches_reference(program: Program, data: st.DataObject, fuzz_confi
     return
   note(f"program:\n{source(program)}")
   start = time.perf_counter()
-  verdict = check(program, target, mode, fuzz_config.calls)
+  pending = write_repro(program, fuzz_config, target, mode, None, in_flight(fuzz_config))
+  verdict = check(program, target, mode, fuzz_config.calls, strict=fuzz_config.strict)
+  pending.unlink()  # the process survived it: nothing to leave behind
   STATS.record(verdict, time.perf_counter() - start)
   if verdict.rejected is not None:
     event(f"rejected: {reason_class(verdict.rejected)}")
@@ -64,7 +75,7 @@ def test_jit_matches_reference(program: Program, data: st.DataObject, fuzz_confi
   SHRINKING.add(shard)
   where = "(written when Hypothesis has shrunk the example)"
   if current_build_context().is_final:
-    verdict = check(program, target, mode, fuzz_config.calls, attribute=True)  # blamed, for the repro's header
+    verdict = check(program, target, mode, fuzz_config.calls, attribute=True, strict=fuzz_config.strict)  # blamed, for the header
     if not verdict.findings: return  # all known tinygrad bugs once blamed
     where = str(write_repro(program, fuzz_config, target, mode, verdict))
     STATS.repros.append(where)

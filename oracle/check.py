@@ -111,7 +111,9 @@ def judge_program(program: Program, target: Target, calls: int = DEFAULT_CALLS, 
   seconds = time.perf_counter() - start
   verdict = judge(ref, got, mode)
   verdict.run_seconds = seconds
-  if verdict.rejected is None: verdict.findings = found + verdict.findings
+  if verdict.rejected is None:  # the invariants' findings first: they name the cause, the values its effect
+    dynamic, verdict.findings = verdict.findings, []
+    verdict.take(found + dynamic)
   return Judged(verdict, ref, got)
 
 

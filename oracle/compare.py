@@ -23,12 +23,23 @@ class Verdict:
   """The judge's answer for one target run: findings, or why the program was rejected, and what was compared."""
   findings: list[Finding] = field(default_factory=list)
   rejected: str | None = None
+  advisories: list[Finding] = field(default_factory=list)  # contract deviations computing the same values: never fail a run
+  known: list[tuple[str, Finding]] = field(default_factory=list)  # (bug name, finding) a caller matched to a known tinygrad bug
   compared: int = 0
   skipped: Counter = field(default_factory=Counter)
   run_seconds: float = 0.0  # spent running the programs (reference and target), for the fuzzer's overhead figure
 
   @property
   def ok(self) -> bool: return not self.findings
+
+  def take(self, found: list[Finding]) -> None:
+    """Add `found` in order, advisories apart from the findings (an advisory is about a plan: the planner's by definition)."""
+    self.findings += [f for f in found if not f.advisory]
+    self.advisories += [f.blamed("planner") for f in found if f.advisory]
+
+  def strict(self) -> Verdict:
+    """This verdict with its advisories counted as findings (`--strict`)."""
+    return replace(self, findings=self.findings + self.advisories, advisories=[])
 
 
 def tolerance(dtype: np.dtype) -> tuple[float, float]:
@@ -41,12 +52,13 @@ def close(got: np.ndarray, want: np.ndarray) -> np.ndarray:
   return np.isclose(got.astype(np.float64), want.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True)
 
 
-def classify(got: np.ndarray, want: np.ndarray, earlier: list[tuple[int, np.ndarray]]) -> tuple[str, int | None]:
-  """all-zeros beats non-finite beats stale (equal to an earlier call's value: which one) beats plain wrong values."""
-  if got.size and not got.any() and want.any(): return ALL_ZEROS, None
-  if got.dtype.kind == "f" and (~np.isfinite(got) & np.isfinite(want)).any(): return NON_FINITE, None
+def classify(got: np.ndarray, want: np.ndarray, earlier: list[tuple[int, np.ndarray]]) -> tuple[str, list[int]]:
+  """all-zeros beats non-finite beats stale (equal to an earlier call's value: every call it equals, since two calls
+  can give one value) beats plain wrong values."""
+  if got.size and not got.any() and want.any(): return ALL_ZEROS, []
+  if got.dtype.kind == "f" and (~np.isfinite(got) & np.isfinite(want)).any(): return NON_FINITE, []
   same = [k for k, e in earlier if e.shape == got.shape and close(got, e).all()]
-  return (STALE, same[0]) if same else (WRONG_VALUES, None)
+  return (STALE, same) if same else (WRONG_VALUES, [])
 
 
 def mismatch_details(got: np.ndarray, want: np.ndarray) -> dict:
@@ -69,7 +81,7 @@ def compare_value(path: str, call: int, got: np.ndarray, want: np.ndarray, earli
     return Finding(WRONG_VALUES, path, call, phase(call), {"shape": got.shape, "expected_shape": want.shape, "lazy": lazy})
   if close(got, want).all(): return None
   kind, equals = classify(got, want, earlier)
-  extra = {"lazy": lazy} | ({"equals_call": equals} if equals is not None else {})
+  extra = {"lazy": lazy} | ({"equals_call": equals[0], "equals_calls": equals} if equals else {})
   return Finding(kind, path, call, phase(call), mismatch_details(got, want) | extra)
 
 

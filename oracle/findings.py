@@ -11,6 +11,7 @@ from typing import Any
 # value kinds, from comparing a JIT run with the reference
 ALL_ZEROS, STALE, NON_FINITE, WRONG_VALUES, JIT_ERROR = "all-zeros", "stale", "non-finite", "wrong-values", "jit-error"
 VALUE_KINDS = (ALL_ZEROS, STALE, NON_FINITE, WRONG_VALUES, JIT_ERROR)
+ADVISORY = "advisory:"  # kinds that deviate from a tinygrad contract without a wrong value: reported, failing only under --strict
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,9 @@ class Finding:
     blame = f" Blamed on: {self.attribution}." if self.attribution else ""
     detail = "; ".join(f"{k}={v}" for k, v in self.details.items())
     return f"[{self.kind}] {self.subject} {when}: {detail}.{blame}"
+
+  @property
+  def advisory(self) -> bool: return self.kind.startswith(ADVISORY)
 
   def to_json(self) -> str: return json.dumps(asdict(self), default=str, sort_keys=True)
 

@@ -23,6 +23,7 @@ from planner.stages import Lowered
 LIVE_PLANNED, OVERLAP, BOUNDS = "invariant:live-planned", "invariant:overlap", "invariant:bounds"
 READ_BEFORE_WRITE, INPUT_NOT_COPIED, GRAPH_ORDER = "invariant:read-before-write", "invariant:input-not-copied", "invariant:graph-order"
 PRUNE_SPLIT = "invariant:prune-split"
+COPY_LANE = "advisory:copy-lane"  # an advisory: a deviation from tinygrad's contract that computes the same values here
 
 SliceKey = tuple[Any, int, int, str]
 Resource = tuple[Any, int, float, str]  # (memory identity, first byte, end byte, name)
@@ -53,7 +54,7 @@ def planned_key(plan: MemoryPlan, p: PlannedBuffer) -> SliceKey:
 
 def _slice_name(key: SliceKey) -> str: return f"{buffer_name(key[0])}[{key[1]}:{key[1] + key[2]}]"
 def _bytes(p: PlannedBuffer) -> str: return f"[{p.offset}, {p.offset + p.nbytes})"
-def _steps(p: PlannedBuffer) -> str: return f"[{p.first}, {p.end}]"
+def _steps(p: PlannedBuffer) -> str: return f"[{p.first}, {p.last}]"
 def _place(p: PlannedBuffer) -> str: return f"{p.name} in arena {p.arena} bytes {_bytes(p)} steps {_steps(p)}"
 def _arena_ok(plan: MemoryPlan, p: PlannedBuffer) -> bool: return 0 <= p.arena < len(plan.arenas)
 
@@ -94,31 +95,55 @@ def live_buffer_planned(plan: MemoryPlan, live: Mapping[str, Tensor | None], unn
 
 # ---------- 2. overlap ----------
 
-def _overlap(a: PlannedBuffer, b: PlannedBuffer) -> Finding:
+def _overlap(a: PlannedBuffer, b: PlannedBuffer, kind: str = OVERLAP, end: Any = lambda p: p.last) -> Finding:
   """Blame the buffer that opens later: it was placed on bytes still in use."""
   early, late = sorted((a, b), key=lambda p: (p.first, p.offset))
   shared_bytes = f"[{max(a.offset, b.offset)}, {min(a.offset + a.nbytes, b.offset + b.nbytes)})"
-  return _finding(OVERLAP, late.name, other=early.name, arena=late.arena, bytes=_bytes(late), other_bytes=_bytes(early),
-                  steps=_steps(late), other_steps=_steps(early), shared_bytes=shared_bytes,
-                  shared_steps=f"[{max(a.first, b.first)}, {min(a.end, b.end)}]")
+  return _finding(kind, late.name, other=early.name, arena=late.arena, bytes=_bytes(late), other_bytes=_bytes(early),
+                  steps=f"[{late.first}, {end(late)}]", other_steps=f"[{early.first}, {end(early)}]", shared_bytes=shared_bytes,
+                  shared_steps=f"[{max(a.first, b.first)}, {min(end(a), end(b))}]")
 
 
-def overlapping_lifetimes(plan: MemoryPlan) -> list[Finding]:
-  """overlap: two buffers of one arena that share bytes never occupy them at the same step.
-
-  A buffer occupies steps [first, last + hold] (copy-lane buffers are held on). Per arena, a sweep in offset order
-  compares each buffer only with those whose bytes reach it. Two records of the same buffer are not a pair.
-  """
+def _sharing_pairs(plan: MemoryPlan) -> list[tuple[PlannedBuffer, PlannedBuffer]]:
+  """Every pair of distinct buffers of one arena whose bytes intersect: per arena, a sweep in offset order compares
+  each buffer only with those whose bytes reach it. Two records of the same buffer are not a pair."""
   by_arena: dict[int, list[PlannedBuffer]] = defaultdict(list)
   for p in plan.buffers: by_arena[p.arena].append(p)
-  found = []
+  pairs = []
   for bufs in by_arena.values():
     active: list[PlannedBuffer] = []
     for p in sorted((b for b in bufs if b.nbytes > 0), key=lambda b: (b.offset, b.first)):
       active = [a for a in active if a.offset + a.nbytes > p.offset]
-      found += [_overlap(a, p) for a in active if a.buffer is not p.buffer and a.first <= p.end and p.first <= a.end]
+      pairs += [(a, p) for a in active if a.buffer is not p.buffer]
       active.append(p)
-  return found
+  return pairs
+
+
+def overlapping_lifetimes(plan: MemoryPlan) -> list[Finding]:
+  """overlap: two buffers of one arena that share bytes are never both in use at one step.
+
+  A buffer is in use over its true lifetime, [first, last]: its first and last appearance in the linear. tinygrad's
+  copy-lane hold is not part of it (see `copy_lane_contract`): the linear runs in order, and tinygrad's graph runners
+  order accesses that overlap in bytes, so bytes free after their last use are sound to reuse on the facts known."""
+  return [_overlap(a, b) for a, b in _sharing_pairs(plan) if a.first <= b.last and b.first <= a.last]
+
+
+# ---------- advisory: tinygrad's copy-lane contract ----------
+
+def copy_lane_contract(plan: MemoryPlan) -> list[Finding]:
+  """copy-lane (advisory): tinygrad keeps every buffer a COPY touches in an arena of its own per device (the copy lane)
+  and reserves its bytes for as long again as it lived (the hold), so a copy never waits on later compute or the other
+  way round. A planner that breaks this computes the same values here (the overlap invariant judges true lifetimes);
+  on a GPU, whose copy queues run asynchronously beside compute, it trades that independence for added ordering. A
+  finding is an advisory: reported, and failing a run only under --strict."""
+  found = []
+  for k in {p.arena for p in plan.buffers if p.hold}:
+    compute = sorted(p.name for p in plan.buffers if p.arena == k and not p.hold)
+    if compute: found.append(_finding(COPY_LANE, f"arena {k}", problem="copied and compute buffers share one arena",
+                                      compute=compute[:5], asynchronous_devices_only=True))
+  held_on = [(a, b) for a, b in _sharing_pairs(plan) if (a.hold or b.hold) and a.first <= b.end and b.first <= a.end
+             and not (a.first <= b.last and b.first <= a.last)]
+  return found + [_overlap(a, b, COPY_LANE, lambda p: p.end) for a, b in held_on]
 
 
 # ---------- 3. bounds ----------
@@ -331,9 +356,9 @@ def prune_split_sound(whole: Any, once: Any, inputs: tuple | list) -> list[Findi
 # ---------- all of them ----------
 
 def check_plan(plan: MemoryPlan, planned_linear: Any, live: Mapping[str, Tensor | None], unnamed: bool = True) -> list[Finding]:
-  """Invariants 1-4: what any planner's output must satisfy, whoever made it."""
+  """Invariants 1-4: what any planner's output must satisfy, whoever made it; and the copy-lane advisory."""
   return (live_buffer_planned(plan, live, unnamed) + overlapping_lifetimes(plan) + slices_in_bounds(plan, planned_linear)
-          + first_access_writes(plan, planned_linear))
+          + first_access_writes(plan, planned_linear) + copy_lane_contract(plan))
 
 
 def check_lowered(lowered: Lowered, live: Mapping[str, Tensor | None], pruned: tuple[Any, Any] | None = None,

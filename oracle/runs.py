@@ -96,14 +96,14 @@ def input_views(named: dict[str, Tensor], inputs: list) -> frozenset[str]:
   return frozenset(p for p, t in named.items() if tg.storage(t) in bases)
 
 
-def snapshot(ret: Any, subject: Subject, inputs: list, together: bool = False) -> CallRecord:
-  """Every observable's value after a call. `together` realizes the lazy ones in one schedule first (each read of
-  a lazy tensor schedules anew): only for eager runs, where one read or many give the same values."""
+def snapshot(ret: Any, subject: Subject, inputs: list) -> CallRecord:
+  """Every observable's value after a call, each read on its own, as a user reads them, in the reference and the
+  target alike: how lazy tensors are grouped into realizes changes values (tinygrad's fusion drops a float16 round
+  trip unless the half value gets a buffer in the same schedule), so both sides must read the same way."""
   named = dict(returned_paths(ret)) | {p: t for p, t in subject.observe().items() if isinstance(t, Tensor)}
   lazy = frozenset(p for p, t in named.items() if tg.is_lazy(t))
   assigns = frozenset(p for p in lazy if tg.is_pending_assign(named[p]))
   symbolic = frozenset(p for p, t in named.items() if p not in lazy and tg.is_symbolic_view(t))
-  if together and lazy: Tensor.realize(*{id(named[p]): named[p] for p in lazy}.values())
   return CallRecord(-1, {p: t.numpy().copy() for p, t in named.items()}, lazy, input_views(named, inputs), assigns, symbolic,
                     tg.bound_values(inputs))
 
@@ -127,7 +127,7 @@ def run(program: Program, wrap: Wrap | None, calls: int, mode: str = SAME_BUFFER
   """Build a fresh instance of `program`, call it `calls` times (jitted by `wrap`, or eagerly), snapshot each call.
 
   `context` is a tinygrad Context for the whole run; the reference passes JIT=0, NO_MEMORY_PLANNER=1 and
-  `reference=True`, which reads lazy observables together and freezes Python state as TinyJit does (FrozenPython).
+  `reference=True`, which freezes Python state as TinyJit does (FrozenPython).
   `hooks` are the oracle's, inside a target run; their own errors are never the program's."""
   hooks = hooks or Hooks()
   with tg.knobs(context or {}):
@@ -145,7 +145,7 @@ def run(program: Program, wrap: Wrap | None, calls: int, mode: str = SAME_BUFFER
         break
       if k == 1 and hooks.on_capture is not None: hooks.on_capture(step, subject, ret)
       if k >= 2 and hooks.after_replay is not None: hooks.after_replay(step, k, args)
-      try: record = snapshot(ret, subject, args, together=reference)
+      try: record = snapshot(ret, subject, args)
       except Exception as e:
         records.append(CallRecord(k, error=e))
         break

@@ -67,4 +67,6 @@ def check_capture(subject: Subject, ret: Any, captured: Any, inputs: list, targe
     return Verdict(findings=[Finding(JIT_ERROR, "planner", None, "static", {"error": error_text(e)})])
   live = {p: t for p, t in subject.observe().items() if t is not None}
   if on_plan is not None: on_plan(lambda: lowered.plan, live_buffers(live_paths(subject, ret)))
-  return Verdict(findings=check_lowered(lowered, live, pruned), compared=len(lowered.plan.buffers))
+  verdict = Verdict(compared=len(lowered.plan.buffers))
+  verdict.take(check_lowered(lowered, live, pruned))
+  return verdict

@@ -19,7 +19,8 @@ COMPUTE_LANE, COPY_LANE = 0, 1
 
 @dataclass(frozen=True)
 class PlannedBuffer:
-  """One buffer moved into an arena. Steps index the planned linear's calls; it occupies [first, last + hold]."""
+  """One buffer moved into an arena. Steps index the planned linear's calls: it is used over [first, last]; a buffer a
+  COPY touches is owed `hold` more steps by tinygrad's copy-lane contract (an advisory check, not a correctness one)."""
   buffer: Any
   device: str | tuple[str, ...]
   lane: int
@@ -100,20 +101,20 @@ def plan_from_linear(planned: Any, before: Any | None = None, held: frozenset = 
   first: dict[Any, int] = {}
   last: dict[Any, int] = {}
   where: dict[Any, tuple[Any, int, int, Any]] = {}
-  copy_arenas: set = set()
+  copy_arenas, copied = set(), set()
   for i, pairs in enumerate(_slices_by_step(planned, before)):
     for orig, sl in pairs:
       arena, off, n = tg.parse_arena_slice(sl)
       first.setdefault(orig, i)
       last[orig] = i
       where[orig] = (arena, off, n, sl.dtype)
-      if tg.is_copy(planned.src[i]): copy_arenas.add(arena)
+      if tg.is_copy(planned.src[i]): copy_arenas.add(arena), copied.add(orig)
   arena_uops = list(dict.fromkeys(w[0] for w in where.values()))
   arenas = tuple(Arena(a, a.device, COPY_LANE if a in copy_arenas else COMPUTE_LANE, tg.buffer_nbytes(a)) for a in arena_uops)
   index = {a: k for k, a in enumerate(arena_uops)}
   bufs = []
   for orig, (arena, off, n, dtype) in where.items():
     lane = arenas[index[arena]].lane
-    hold = last[orig] - first[orig] + 1 if lane == COPY_LANE else 0
+    hold = last[orig] - first[orig] + 1 if orig in copied else 0  # the hold tinygrad's contract asks of a copied buffer
     bufs.append(PlannedBuffer(orig, arenas[index[arena]].device, lane, index[arena], off, n, str(dtype), first[orig], last[orig], hold))
   return MemoryPlan(tuple(bufs), arenas, frozenset(held))

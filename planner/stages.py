@@ -65,9 +65,11 @@ def parametrize(linear: Any, inputs: tuple | list) -> Any:
 
 
 def plan(linear: Any, held: set | frozenset, planner: str | Planner = DEFAULT_PLANNER) -> tuple[Any, MemoryPlan]:
-  """Run a planner; planfuzz's returns its plan directly, any other one's plan is rebuilt from its output."""
+  """Run a planner; planfuzz's returns its plan directly, any other one's plan is rebuilt from its output.
+  NO_MEMORY_PLANNER=1 switches off every planner, a plugin too, as it does tinygrad's: attribution relies on it."""
   name, fn = get_planner(planner)
   if fn is planfuzz_planner: return plan_memory(linear, held)
+  if tg.memory_planner_off(): return linear, MemoryPlan((), (), frozenset(held))
   out = fn(linear, set(held))
   if not tg.is_linear(out):
     raise PlannerError(f"planner {name!r} returned {type(out).__name__}{'' if not hasattr(out, 'op') else ' ' + str(out.op)}, "

@@ -13,8 +13,9 @@ from fuzz.campaign import run_campaign
 from fuzz.printer import to_script
 from oracle.targets import Target
 from planner.mutants import MUTANTS
+from tests.planners.correct import CORRECT
 
-CLEAN_BUDGET, MUTANT_BUDGET = 300, 200
+CLEAN_BUDGET, MUTANT_BUDGET, CORRECT_BUDGET, ADVISORY_BUDGET = 300, 200, 40, 80
 
 
 @pytest.mark.slow
@@ -53,9 +54,27 @@ def _killed(name: str) -> bool:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", list(MUTANTS))
+@pytest.mark.parametrize("name", [m.name for m in MUTANTS.values() if not m.advisory])
 def test_every_mutant_is_killed(name: str) -> None:
   assert _killed(name), f"mutant {name} ({MUTANTS[name].doc}) survived {MUTANT_BUDGET} static and dynamic examples"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [m.name for m in MUTANTS.values() if m.advisory])
+def test_an_advisory_mutant_is_reported_never_failed(name: str) -> None:
+  c = run_campaign(Target.for_mutant(name), 0, ADVISORY_BUDGET, stop_at_finding=False)
+  assert c.found is None, c.found and c.found.verdict.findings[0].message
+  assert c.stats.advisories["advisory:copy-lane"] > 0, c.stats.summary()
+
+
+@pytest.mark.slow
+def test_correct_planners_pass_a_campaign() -> None:
+  """Six correct planners written apart from planfuzz's (tests/planners/correct.py), each program judged under every
+  one against one shared reference run: no finding, whatever their layout (the copy lane is an advisory)."""
+  targets = tuple(Target(planner=f"tests.planners.correct:{name}") for name in CORRECT)
+  c = run_campaign(targets, 1, CORRECT_BUDGET, stop_at_finding=False)
+  assert c.found is None, c.found and f"{c.found.target.planner}:\n" + "\n".join(f.message for f in c.found.verdict.findings[:3])
+  assert c.stats.examples == len(CORRECT) * CORRECT_BUDGET and sum(c.stats.rejected.values()) <= len(CORRECT)
 
 
 @pytest.mark.slow

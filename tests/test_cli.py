@@ -46,8 +46,8 @@ def test_a_finding_leaves_repro_plan_and_picture(tmp_path: Path) -> None:
   run = planfuzz("run", "--policy", "returned-only", "--examples", "1", "--mode", "same-buffer", "--seed", "0",
                  "--db", "none", "--repro-dir", str(out))
   assert run.returncode == 1, run.stderr
-  assert "findings:" in run.stdout and "1/1 examples" in run.stderr
-  [script] = out.glob("repro_*.py")
+  assert "findings:" in run.stdout and "1/1 examples" in run.stderr and "NEW [confirmed]" in run.stdout
+  [script] = [p for p in out.glob("bug-*.py") if ".unshrunk" not in p.name]
   assert "planfuzz repro" in script.read_text()
   plan_json = script.with_suffix(".plan.json")
   assert ET.parse(script.with_suffix(".svg")).getroot().tag.endswith("svg")
@@ -67,4 +67,6 @@ def test_replay_passes_the_scripts_status_through(tmp_path: Path, body: str, rc:
 def test_nothing_found_is_exit_0_with_a_summary(tmp_path: Path) -> None:
   run = planfuzz("run", "--examples", "2", "--mode", "same-buffer", "--seed", "0", "--db", "none", "--repro-dir", str(tmp_path))
   assert run.returncode == 0, run.stdout + run.stderr
-  assert "2 examples in" in run.stdout and "findings: none" in run.stdout and not list(tmp_path.iterdir())
+  assert "2 examples in" in run.stdout and "findings: none" in run.stdout
+  assert sorted(p.name for p in tmp_path.iterdir()) == ["report.json", "report.md"]
+  assert "**0 new bug(s), 0 known tinygrad bug(s).**" in (tmp_path / "report.md").read_text()

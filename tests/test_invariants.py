@@ -125,10 +125,16 @@ def test_overlap_catches_a_shifted_offset(chained: tuple) -> None:
   assert pairs == {(inv.OVERLAP, bufs["b"].name, bufs["a"].name, "[2, 2]"), (inv.OVERLAP, bufs["c"].name, bufs["b"].name, "[3, 3]")}
 
 
-def test_overlap_counts_the_copy_lane_hold(chained: tuple) -> None:
+def test_overlap_judges_true_lifetimes_and_the_copy_hold_is_an_advisory(chained: tuple) -> None:
+  """A hold (tinygrad's copy-lane contract) over bytes reused after the last use is no overlap, but the copy-lane
+  advisory names it, and that the copied buffer shares its arena with compute buffers."""
   plan, bufs = chained[0].plan, chained[2]
-  found = inv.overlapping_lifetimes(moved(plan, bufs["a"], hold=1))
-  assert kinds_and_subjects(found) == {(inv.OVERLAP, bufs["c"].name)}
+  held = moved(plan, bufs["a"], hold=1)
+  assert inv.overlapping_lifetimes(held) == []
+  found = inv.copy_lane_contract(held)
+  assert all(f.advisory for f in found)
+  assert kinds_and_subjects(found) == {(inv.COPY_LANE, bufs["c"].name), (inv.COPY_LANE, "arena 0")}
+  assert inv.copy_lane_contract(plan) == []
 
 
 def test_overlap_never_pairs_a_buffer_with_itself(chained: tuple) -> None:

@@ -60,12 +60,12 @@ def test_json_round_trip_and_bad_files(tmp_path) -> None:
 @pytest.mark.parametrize("kind", ["planner", "static", "tinyjit"])
 def test_a_findings_picture_is_of_the_capture_it_came_from(kind: str) -> None:
   """The buffers a plan finding names are boxes of its picture, marked live: the picture is of the same capture."""
+  from fuzz.explore import judge
   from fuzz.test_repro import LAZY_GRAD
-  from fuzz.workers import _judge
   from oracle.runs import SAME_BUFFER
   from oracle.targets import Target
   target = Target(kind, policy="returned-only") if kind != "tinyjit" else Target(kind)
-  verdict, plan = _judge(LAZY_GRAD, target, SAME_BUFFER, 5)
+  verdict, plan = judge(LAZY_GRAD, target, SAME_BUFFER, 5)
   if kind == "tinyjit":  # tinygrad 0.14.0 holds the grad's buffers: no finding, no picture
     assert not verdict.findings and plan is None
     return

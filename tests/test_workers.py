@@ -20,19 +20,22 @@ def test_shares_split_the_examples() -> None:
 
 
 def test_a_crashing_planner_loses_nothing(tmp_path: Path) -> None:
-  """Every example aborts its worker: each becomes a crash finding with a repro, a fresh worker runs the next one."""
+  """Every example aborts its worker: each becomes a crash finding, a fresh worker runs the next one; the two are one
+  bug, whose repro aborts a fresh process too (confirmed)."""
   run = planfuzz("run", "--planner", "tests.crashing_planner:plan", "--examples", "2", "--seed", "0", "--db", "none",
                  "--repro-dir", str(tmp_path))
   assert run.returncode == 1, run.stderr
-  assert run.stdout.count("[crash]") == 2 and "SIGABRT" in run.stdout and "2 examples in" in run.stdout
-  assert len(list(tmp_path.glob("repro_*.py"))) == 2  # two different programs: the replacement skips the one that crashed
+  assert "NEW [confirmed] crash on a worker process, no stage blamed: 2 example(s)" in run.stdout, run.stdout
+  assert "2 examples in" in run.stdout and "SIGABRT" in (tmp_path / "report.md").read_text()
+  [repro] = tmp_path.glob("bug-crash-*.py")
+  assert "tests.crashing_planner:plan" in repro.read_text()
 
 
 def test_a_hanging_planner_times_out_as_a_hang(tmp_path: Path) -> None:
   run = planfuzz("run", "--planner", "tests.crashing_planner:hang", "--examples", "1", "--timeout", "2", "--seed", "0",
                  "--db", "none", "--repro-dir", str(tmp_path))
-  assert run.returncode == 1 and "[hang]" in run.stdout and "no result after 2s" in run.stdout
-  assert len(list(tmp_path.glob("repro_*.py"))) == 1
+  assert run.returncode == 1 and "NEW [confirmed] hang on a worker process" in run.stdout, run.stdout
+  assert "no result after 2s" in (tmp_path / "report.md").read_text() and len(list(tmp_path.glob("bug-hang-*.py"))) == 1
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,69 @@
+"""Confirm a bug in a fresh process: run its repro script alone. A bug whose repro agrees there depends on what ran
+before it in the worker (planfuzz state leaking between examples, or a tinygrad cache), so it is reported as
+context-dependent with a script that replays the worker's preceding programs in order (`context_script`).
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from fuzz.bugs import CONFIRMED, CONTEXT_DEPENDENT, UNCONFIRMED
+
+CONFIRM_TIMEOUT = 300.0
+
+
+def fresh_env() -> dict[str, str]:
+  """The environment a repro runs in: this checkout first on the path (planner-target repros import planfuzz and the
+  user's plugins from the current directory, as `planfuzz run` does)."""
+  return {**os.environ, "PYTHONPATH": os.pathsep.join([os.getcwd(), *filter(None, [os.environ.get("PYTHONPATH")])])}
+
+
+def run_fresh(script: str | Path, timeout: float = CONFIRM_TIMEOUT) -> tuple[str, str]:
+  """(status, what happened) of one script run alone: exit 1 or death by a signal or a hang reproduces, exit 0 does not."""
+  try: out = subprocess.run([sys.executable, str(script)], env=fresh_env(), capture_output=True, text=True, timeout=timeout)
+  except subprocess.TimeoutExpired: return CONFIRMED, f"hung for {timeout:g}s"
+  if out.returncode == 1: return CONFIRMED, "the repro reproduces alone"
+  if out.returncode < 0: return CONFIRMED, f"the repro was killed by signal {-out.returncode}"
+  if out.returncode == 0: return CONTEXT_DEPENDENT, "the repro agrees when run alone"
+  return UNCONFIRMED, f"the repro exited {out.returncode}: {(out.stderr or out.stdout).strip().splitlines()[-1:]}"
+
+
+def confirm_all(scripts: list[str | Path], parallel: int, timeout: float = CONFIRM_TIMEOUT) -> list[tuple[str, str]]:
+  """`run_fresh` on each script, `parallel` at a time; a script running past `timeout` confirms a hang."""
+  with ThreadPoolExecutor(max(1, parallel)) as pool: return list(pool.map(lambda s: run_fresh(s, timeout), scripts))
+
+
+def context_script(history: list[tuple], failing: tuple, target: Any, calls: int) -> str:
+  """A script that runs, in one process and in order, the programs a worker ran before a bug showed, then the
+  program that showed it, each judged as the worker judged it; exit 1 when the last one still has a finding."""
+  rows = ",\n".join(f"  ({program!r}, {mode!r}, {dict(knobs)!r})" for program, mode, knobs in history)
+  program, mode, knobs = failing
+  return f'''#!/usr/bin/env python3
+"""planfuzz context replay: {len(history)} program(s) a worker ran before a bug showed, then the one it showed in.
+
+The bug's own repro agrees when run alone, so something the earlier programs left behind (in planfuzz or in a
+tinygrad cache) matters. Run from the planfuzz checkout. Exit status 1: the last program still shows the finding.
+"""
+import sys
+
+from fuzz.driver import check, under_knobs
+from fuzz.program import *  # noqa: F403 (the programs below are written with the IR's constructors)
+from oracle.targets import Target
+
+TARGET, CALLS = {target!r}, {calls}
+PRECEDING = [
+{rows}
+]
+FAILING = ({program!r}, {mode!r}, {dict(knobs)!r})
+
+for i, (program, mode, knobs) in enumerate(PRECEDING):
+  check(program, under_knobs(TARGET, knobs), mode, CALLS)
+verdict = check(FAILING[0], under_knobs(TARGET, FAILING[2]), FAILING[1], CALLS, attribute=True)
+for f in verdict.findings: print(f.message)
+print("reproduced after the preceding programs" if verdict.findings else "not reproduced")
+sys.exit(1 if verdict.findings else 0)
+'''

@@ -1,0 +1,114 @@
+"""The parent's side of a `planfuzz run`: every event from the workers into stats and bugs, then each bug's repros
+written (shrunk and as first drawn), new bugs confirmed in a fresh process, and the report.
+
+Data flows one way: workers judge and shrink (fuzz/explore.py), this records and hands over (fuzz/report.py).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from fuzz.bugs import CONTEXT_DEPENDENT, KNOWN, Bug, Sample, headline
+from fuzz.confirm import confirm_all, context_script
+from fuzz.driver import Stats, under_knobs
+from fuzz.workers import Event, Result, ShrinkStep
+from oracle.targets import Target
+
+
+class Triage:
+  """Stats and bugs of one campaign, as its workers report them."""
+
+  def __init__(self, target: Target, calls: int, repro_dir: Path, workers: int) -> None:
+    self.target, self.calls, self.repro_dir = target, calls, repro_dir
+    self.stats = Stats(workers=workers)
+    self.slots: dict[int, Any] = {}  # worker index -> its current process (history of programs run)
+    self.shrink_seconds = 0.0
+
+  def on_slot(self, slot: Any) -> None: self.slots[slot.job.worker] = slot
+
+  def on_event(self, event: Event) -> None:
+    if isinstance(event, ShrinkStep): self._shrink(event)
+    elif event.shrinking is not None: self._died_shrinking(event)
+    else: self._example(event)
+
+  def examples_with_findings(self) -> int: return self.stats.bugs.findings
+
+  def _sample(self, r: Result) -> Sample | None:
+    head = headline(r.verdict)
+    return None if head is None or r.program is None else Sample(r.program, r.mode, r.knobs, head[1], r.plan)
+
+  def _example(self, r: Result) -> None:
+    bug = self.stats.record(r.verdict, r.seconds, self._sample(r))
+    if bug is not None and (slot := self.slots.get(r.worker)) is not None:
+      bug.history = slot.history[:-1]  # what this process ran before the program that showed the bug
+
+  def _died_shrinking(self, r: Result) -> None:
+    """A candidate crashed or hung the worker while it shrank a bug: a bug of its own, and the shrink's note."""
+    if (bug := self.stats.bugs.bugs.get(r.shrinking)) is not None:
+      bug.shrink_note = f"stopped: a candidate {r.verdict.findings[0].kind}ed the worker (reported as its own bug)"
+    self.stats.bugs.record(r.verdict, self.stats.examples, r.seconds, self._sample(r))
+
+  def _shrink(self, step: ShrinkStep) -> None:
+    if (bug := self.stats.bugs.bugs.get(step.signature)) is None: return
+    if step.done:
+      bug.shrink_seconds, bug.shrink_steps = step.seconds, step.steps
+      self.shrink_seconds += step.seconds
+    else: bug.shrunk = Sample(step.program, step.mode, step.knobs, step.finding, step.plan)
+
+  # ---------- handing over ----------
+
+  def finish(self, confirm: bool = True, parallel: int = 1, timeout: float = 300.0) -> list[Bug]:
+    """Write every bug's files; confirm each new one in a fresh process (a repro running past `timeout` confirms a
+    hang). The bugs, new ones first."""
+    bugs = self.stats.bugs.sorted()
+    for bug in bugs: self._write(bug)
+    todo = [b for b in bugs if b.new and b.repro is not None]
+    for bug in bugs:
+      if not bug.new: bug.status = KNOWN
+    if confirm and todo:
+      for bug, (status, why) in zip(todo, confirm_all([b.repro for b in todo], parallel, timeout), strict=True):
+        bug.status, bug.confirm_note = status, why
+        if status == CONTEXT_DEPENDENT: self._context(bug)
+    return bugs
+
+  def _stem(self, bug: Bug, sample: Sample) -> Path:
+    digest = hashlib.sha256(repr((sample.program, sample.mode, sample.knobs, self.target)).encode()).hexdigest()[:8]
+    return self.repro_dir / f"bug-{bug.signature.key}-{digest}"
+
+  def _script(self, sample: Sample) -> str:
+    from fuzz.printer import to_script
+    return to_script(sample.program, under_knobs(self.target, dict(sample.knobs)), sample.mode, self.calls, sample.finding)
+
+  def _write(self, bug: Bug) -> None:
+    if (best := bug.best) is None: return  # a worker died outside any program: nothing to replay
+    self.repro_dir.mkdir(parents=True, exist_ok=True)
+    stem = self._stem(bug, best)
+    text = self._script(best)
+    Path(f"{stem}.py").write_text(text)
+    bug.repro, bug.repro_lines = f"{stem}.py", program_lines(text)
+    if bug.shrunk is not None and bug.first is not None and bug.shrunk.program != bug.first.program:
+      unshrunk = self._script(bug.first)
+      Path(f"{stem}.unshrunk.py").write_text(unshrunk)
+      bug.unshrunk_repro, bug.unshrunk_lines = f"{stem}.unshrunk.py", program_lines(unshrunk)
+    if best.plan is not None:  # never on a tinygrad the planner does not support: fuzz.picture needs it
+      from fuzz.picture import plan_from_json, render_svg
+      Path(f"{stem}.plan.json").write_text(json.dumps(best.plan, indent=1))
+      Path(f"{stem}.svg").write_text(render_svg(plan_from_json(best.plan)))
+      bug.picture = f"{stem}.svg"
+
+  def _context(self, bug: Bug) -> None:
+    """The worker's preceding programs and the one that first showed the bug, replayable in order."""
+    if bug.first is None: return
+    failing = (bug.first.program, bug.first.mode, bug.first.knobs)
+    path = Path(str(bug.repro).removesuffix(".py") + ".context.py")
+    path.write_text(context_script(bug.history, failing, replace(self.target), self.calls))
+    bug.context = str(path)
+
+
+def program_lines(script: str) -> int:
+  """Lines of the program in a repro script: its `build()` body, what a reader has to take in."""
+  body = script.split("def build():", 1)[-1].split("\ndef ", 1)[0]
+  return sum(1 for line in body.splitlines() if line.strip())

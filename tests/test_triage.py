@@ -1,0 +1,69 @@
+"""Findings into bugs: signatures, the bug book, shrinking per bug, confirmation in a fresh process, the report."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from fuzz.bugs import BugBook
+from oracle.compare import Verdict
+from oracle.findings import Finding
+from oracle.signature import role, signature
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def planfuzz(*args: str) -> subprocess.CompletedProcess:
+  return subprocess.run([sys.executable, "-m", "fuzz.cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=600)
+
+
+def test_roles_ignore_the_numbers_in_a_name() -> None:
+  assert [role(s) for s in ("ret", "ret[1][0]", "p3.grad", "conv.weight.grad", "kept[2]", "s1", "p0", "buf1785", "arena 0")] == \
+    ["returned", "returned", "grad", "grad", "kept", "state", "parameter", "planned buffer", "arena"]
+  a, b = (Finding("invariant:live-planned", path, attribution="planner") for path in ("p0.grad", "p7.grad"))
+  assert signature(a) == signature(b) != signature(Finding("invariant:live-planned", "kept[0]", attribution="planner"))
+
+
+def _verdict(*findings: Finding, known: str | None = None) -> Verdict:
+  return Verdict(findings=[] if known else list(findings), known=[(known, f) for f in findings] if known else [])
+
+
+def test_the_book_counts_examples_under_their_headline_and_merges_across_processes() -> None:
+  grad = Finding("all-zeros", "p0.grad", 2, "replay 1", attribution="planner")
+  ret = Finding("stale", "ret", 2, "replay 1", attribution="capture")
+  one, other = BugBook(), BugBook()
+  assert one.record(_verdict(grad, ret), 1, 0.5) is not None and one.record(_verdict(grad), 2, 0.9) is None
+  other.record(_verdict(ret), 1, 0.2)
+  other.record(_verdict(ret, known="lazy-escape-frozen-on-read"), 2, 0.3)
+  one.merge(other.to_plain(), offset=2)
+  counts = {(str(b.signature), b.new): (b.count, b.first_example) for b in one.sorted()}
+  assert counts == {("all-zeros on a grad, blamed on planner", True): (2, 1), ("stale on a returned, blamed on capture", True): (1, 3),
+                    ("stale on a returned, blamed on capture (known tinygrad bug lazy-escape-frozen-on-read)", False): (1, 4)}
+  assert one.findings == 4 and [b.new for b in one.sorted()] == [True, True, False]
+
+
+def test_a_campaign_hands_over_one_shrunk_confirmed_bug(tmp_path: Path) -> None:
+  """returned-only (#16571) over two workers: every example with a finding is the same bug, reported once, shrunk by the
+  worker that found it, confirmed by its repro in a fresh process; report.md and report.json say so."""
+  run = planfuzz("run", "--policy", "returned-only", "--examples", "12", "--workers", "2", "--seed", "3", "--mode", "same-buffer",
+                 "--db", "none", "--repro-dir", str(tmp_path), "--shrink-budget", "20")
+  assert run.returncode == 1, run.stdout + run.stderr
+  report = json.loads((tmp_path / "report.json").read_text())
+  bugs = report["bugs"]
+  [grad] = [b for b in bugs if b["signature"] == "invariant:live-planned on a grad, blamed on planner"]
+  assert grad["status"] == "confirmed" and grad["count"] >= 2 and Path(grad["repro"]).is_file(), bugs
+  assert all(b["new"] and b["status"] == "confirmed" and b["repro_lines"] <= (b["unshrunk_lines"] or b["repro_lines"]) for b in bugs)
+  with_findings = int(run.stdout.split(" distinct from ")[1].split()[0])
+  assert sum(b["count"] for b in bugs) == with_findings and len(bugs) < with_findings
+  assert "## 1. NEW: invariant:live-planned on a grad, blamed on planner" in (tmp_path / "report.md").read_text()
+
+
+def test_a_bug_that_needs_what_ran_before_is_context_dependent(tmp_path: Path) -> None:
+  """A planner wrong only once warm: its repro agrees alone, so the bug is context-dependent, never an ordinary one, and
+  the context script (the worker's preceding programs in order) reproduces it."""
+  run = planfuzz("run", "--planner", "tests.planners.flaky:after_warmup", "--examples", "20", "--seed", "0", "--mode", "same-buffer",
+                 "--db", "none", "--repro-dir", str(tmp_path), "--shrink-budget", "5")
+  assert run.returncode == 1 and "[context-dependent]" in run.stdout and "[confirmed]" not in run.stdout, run.stdout + run.stderr
+  [context] = tmp_path.glob("*.context.py")
+  replay = subprocess.run([sys.executable, str(context)], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+  assert replay.returncode == 1 and "reproduced after the preceding programs" in replay.stdout, replay.stdout + replay.stderr
