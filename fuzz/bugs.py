@@ -8,11 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from fuzz.confirm import UNCONFIRMED
 from oracle.compare import Verdict
 from oracle.findings import Finding
 from oracle.signature import Signature, signature
-
-UNCONFIRMED, CONFIRMED, CONTEXT_DEPENDENT, KNOWN = "unconfirmed", "confirmed", "context-dependent", "known"
 
 
 @dataclass(frozen=True)

@@ -142,9 +142,9 @@ def _write_report(args: argparse.Namespace, target: Any, triage: Any, bugs: list
 
 def cmd_replay(args: argparse.Namespace) -> int:
   """The repro script in a subprocess of this very python; its exit status passes through."""
+  from fuzz.confirm import fresh_env
   if not Path(args.file).is_file(): raise UsageError(f"no such repro script: {args.file}")
-  env = {**os.environ, "PYTHONPATH": os.pathsep.join([os.getcwd(), *filter(None, [os.environ.get("PYTHONPATH")])])}
-  rc = subprocess.run([sys.executable, args.file], env=env).returncode
+  rc = subprocess.run([sys.executable, args.file], env=fresh_env()).returncode
   if rc < 0:  # killed by a signal: the crash reproduced
     print(f"planfuzz: reproduced: the repro was killed by signal {-rc}", file=sys.stderr)
     return EXIT_FOUND

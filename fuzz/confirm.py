@@ -11,14 +11,14 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from fuzz.bugs import CONFIRMED, CONTEXT_DEPENDENT, UNCONFIRMED
-
+# a bug's status: not run alone yet (or its repro failed otherwise), reproduced alone, agrees alone, a known tinygrad bug
+UNCONFIRMED, CONFIRMED, CONTEXT_DEPENDENT, KNOWN = "unconfirmed", "confirmed", "context-dependent", "known"
 CONFIRM_TIMEOUT = 300.0
 
 
 def fresh_env() -> dict[str, str]:
-  """The environment a repro runs in: this checkout first on the path (planner-target repros import planfuzz and the
-  user's plugins from the current directory, as `planfuzz run` does)."""
+  """The environment a repro runs in, here and under `planfuzz replay`: the current directory first on the path
+  (planner-target repros import planfuzz and the user's plugins from it, as `planfuzz run` does)."""
   return {**os.environ, "PYTHONPATH": os.pathsep.join([os.getcwd(), *filter(None, [os.environ.get("PYTHONPATH")])])}
 
 

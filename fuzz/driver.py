@@ -5,6 +5,7 @@ ran, what it rejected and why, and how long an example took.
 """
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections import Counter
@@ -45,7 +46,7 @@ def _check(program: Program, target: Target, mode: str, calls: int, attribute: b
   if target.kind == "static":
     from oracle.static import check_static  # needs planfuzz's planner, so a supported tinygrad
     return without_known(blame_static(check_static(factory, target, on_plan)), program)
-  rerun = lambda variant: _check(variant, target, mode, calls, True, None)
+  rerun = functools.cache(lambda variant: _check(variant, target, mode, calls, True, None))  # once per variant, not per finding
   judged = judge_program(factory, target, calls, mode, ref=_REFERENCES.get((program, mode, calls)), on_plan=on_plan)
   _REFERENCES.clear()
   _REFERENCES[(program, mode, calls)] = judged.ref

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from fuzz.bugs import CONTEXT_DEPENDENT, KNOWN, Bug, Sample, headline
-from fuzz.confirm import confirm_all, context_script
+from fuzz.bugs import Bug, Sample, headline
+from fuzz.confirm import CONTEXT_DEPENDENT, KNOWN, confirm_all, context_script
 from fuzz.driver import Stats, under_knobs
 from fuzz.workers import Event, Result, ShrinkStep
 from oracle.targets import Target
@@ -48,7 +47,7 @@ class Triage:
   def _died_shrinking(self, r: Result) -> None:
     """A candidate crashed or hung the worker while it shrank a bug: a bug of its own, and the shrink's note."""
     if (bug := self.stats.bugs.bugs.get(r.shrinking)) is not None:
-      bug.shrink_note = f"stopped: a candidate {r.verdict.findings[0].kind}ed the worker (reported as its own bug)"
+      bug.shrink_note = f"stopped: a candidate took the worker down ({r.verdict.findings[0].kind}, reported as its own bug)"
     self.stats.bugs.record(r.verdict, self.stats.examples, r.seconds, self._sample(r))
 
   def _shrink(self, step: ShrinkStep) -> None:
@@ -104,7 +103,7 @@ class Triage:
     if bug.first is None: return
     failing = (bug.first.program, bug.first.mode, bug.first.knobs)
     path = Path(str(bug.repro).removesuffix(".py") + ".context.py")
-    path.write_text(context_script(bug.history, failing, replace(self.target), self.calls))
+    path.write_text(context_script(bug.history, failing, self.target, self.calls))
     bug.context = str(path)
 
 

@@ -108,7 +108,9 @@ def plan_from_linear(planned: Any, before: Any | None = None, held: frozenset = 
       first.setdefault(orig, i)
       last[orig] = i
       where[orig] = (arena, off, n, sl.dtype)
-      if tg.is_copy(planned.src[i]): copy_arenas.add(arena), copied.add(orig)
+      if tg.is_copy(planned.src[i]):
+        copy_arenas.add(arena)
+        copied.add(orig)
   arena_uops = list(dict.fromkeys(w[0] for w in where.values()))
   arenas = tuple(Arena(a, a.device, COPY_LANE if a in copy_arenas else COMPUTE_LANE, tg.buffer_nbytes(a)) for a in arena_uops)
   index = {a: k for k, a in enumerate(arena_uops)}
