@@ -11,12 +11,12 @@ from planner.memplan import Arena, MemoryPlan, PlannedBuffer
 SVG = "{http://www.w3.org/2000/svg}"
 
 
-def fifty_buffer_plan() -> tuple[MemoryPlan, list]:
-  """49 buffers stacked without overlap in arena 0 (one per 64 bytes, two steps each), plus one placed on top of
+def fifty_buffer_plan(length: int = 1) -> tuple[MemoryPlan, list]:
+  """49 buffers stacked without overlap in arena 0 (one per 64 bytes, `length` + 1 steps each), plus one placed on top of
   buffer 10's bytes at its steps (a conflict); buffer 20 is reachable from a live tensor."""
   arenas = (Arena(tg.new_buffer("CPU", 64 * 49), "CPU", 0, 64 * 49),)
   uops = [tg.new_buffer("CPU", 64) for _ in range(50)]
-  bufs = [PlannedBuffer(u, "CPU", 0, 0, 64 * i, 64, "dtypes.float", i % 30, i % 30 + 1) for i, u in enumerate(uops[:49])]
+  bufs = [PlannedBuffer(u, "CPU", 0, 0, 64 * i, 64, "dtypes.float", i % 30, i % 30 + length) for i, u in enumerate(uops[:49])]
   bufs.append(PlannedBuffer(uops[49], "CPU", 0, 0, 64 * 10 + 16, 32, "dtypes.half", 11, 12))
   return MemoryPlan(tuple(bufs), arenas, frozenset()), uops
 
@@ -40,7 +40,9 @@ def test_fifty_buffers_render_as_fifty_boxes_with_the_conflict_in_red() -> None:
 
 
 def test_labels_only_where_they_fit_and_the_finding_is_the_caption() -> None:
-  plan, _ = fifty_buffer_plan()
+  """Boxes five steps wide hold a name of any length this process gives (`buf` and a slot number that grows with every
+  buffer made before), so the count of labels does not depend on what ran earlier."""
+  plan, _ = fifty_buffer_plan(length=4)
   svg = render_svg(plan_from_json(plan_to_json(plan, Finding("invariant:overlap", "bufX", None, "static", {"why": "test"}))))
   root = ET.fromstring(svg)
   labels = [t.text for t in root.iter(f"{SVG}text") if t.get("class") == "label"]
