@@ -1,11 +1,12 @@
 """A worker's Hypothesis loop: draw and judge programs, and shrink each new bug with Hypothesis's own shrinker.
 
-An example whose headline signature (fuzz/bugs.py) no worker has claimed yet fails the Hypothesis example, so
+An example whose headline signature (fuzz/bugs.py) this worker has not met yet fails the Hypothesis example, so
 Hypothesis shrinks it: a candidate fails too only when it shows the same signature, so the shrunk program is one of
 the same bug, never a smaller program of another. Shrinking stops at the per-bug budget (candidates past it pass
-without running). A signature already claimed, by this worker or any other of the campaign (a file created with
-O_EXCL in a directory they share), costs nothing more than its count. Every program run, candidates included, is
-announced before it starts, so the parent can name the program that crashed or hung a worker.
+without running). A signature another worker of the campaign claimed first (a file created with O_EXCL in a
+directory they share) gets no budget, and one this worker met before costs nothing more than its count. Every
+program run, candidates included, is announced before it starts, so the parent can name the program that crashed
+or hung a worker.
 """
 from __future__ import annotations
 
@@ -40,12 +41,10 @@ def _found(sig: Signature) -> None:
 class Claims:
   """Signatures claimed for shrinking, shared by every worker of a campaign through files in one directory."""
 
-  def __init__(self, where: str | None) -> None: self.where, self.mine = where, set()
+  def __init__(self, where: str | None) -> None: self.where = where
 
   def take(self, sig: Signature) -> bool:
     """True for the one caller, in any process, that claims `sig` first."""
-    if sig in self.mine: return False
-    self.mine.add(sig)
     if self.where is None: return True
     try: os.close(os.open(Path(self.where) / sig.key, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
     except FileExistsError: return False
@@ -86,10 +85,10 @@ def judge(program: Any, target: Target, mode: str, calls: int, strict: bool = Fa
 class Shrinking:
   """The bug this worker is shrinking now: its signature, budget and progress."""
 
-  def __init__(self, sig: Signature, budget: float) -> None:
-    self.sig, self.start, self.budget, self.steps = sig, time.perf_counter(), budget, 0
+  def __init__(self, sig: Signature, budget: float, claimed: bool = True) -> None:
+    self.sig, self.start, self.budget, self.steps, self.claimed = sig, time.perf_counter(), budget, 0, claimed
 
-  def over(self) -> bool: return time.perf_counter() - self.start > self.budget
+  def over(self) -> bool: return time.perf_counter() - self.start >= self.budget
   def shows(self, verdict: Verdict) -> Finding | None: return next((f for s, f in signatures(verdict) if s == self.sig), None)
   def seconds(self) -> float: return time.perf_counter() - self.start
 
@@ -101,6 +100,7 @@ class Explorer:
     from fuzz.driver import under_knobs
     self.job, self.send, self.under_knobs = job, send, under_knobs
     self.claims, self.done = Claims(job.claims), 0
+    self.seen: set[Signature] = set()  # new signatures this worker has met: each ends one Hypothesis run
     self.verdicts: dict[str, Verdict] = {}  # every program run, so a program drawn again is never run twice
     self.shrinking: Shrinking | None = None
 
@@ -132,10 +132,14 @@ class Explorer:
     if key in self.verdicts or key in self.job.skip or self.spent(): return
     verdict = self.run(program, mode, knobs_t)
     self.done += 1
-    fresh = [s for s, _ in signatures(verdict)[:1] if s.known is None and self.claims.take(s)]
-    if fresh:  # a budget of 0 shrinks nothing, but Hypothesis still saves the failure to the database
-      self.shrinking = Shrinking(fresh[0], self.job.shrink_budget)
-      _found(fresh[0])
+    if (sig := next((s for s, _ in signatures(verdict)[:1] if s.known is None and s not in self.seen), None)) is not None:
+      # every first sighting ends the run, so what a worker draws never depends on another worker's timing; only the
+      # worker that claims the bug spends shrink budget on it (a budget of 0 shrinks nothing, and Hypothesis still
+      # saves the failure to the database)
+      self.seen.add(sig)
+      claimed = self.claims.take(sig)
+      self.shrinking = Shrinking(sig, self.job.shrink_budget if claimed else 0.0, claimed)
+      _found(sig)
 
 
 def explore(job: Any, send: Callable[[tuple], None]) -> None:
@@ -164,6 +168,7 @@ def explore(job: Any, send: Callable[[tuple], None]) -> None:
     before = ex.done
     try: test()
     except _Found: pass
-    if (shrunk := ex.shrinking) is not None: send(("shrink-end", job.worker, shrunk.sig, shrunk.steps, shrunk.seconds()))
+    if (shrunk := ex.shrinking) is not None and shrunk.claimed:
+      send(("shrink-end", job.worker, shrunk.sig, shrunk.steps, shrunk.seconds()))
     if ex.done == before: break  # Hypothesis had nothing new left to draw
     run_index += 1

@@ -13,6 +13,7 @@ from typing import Any
 from fuzz.bugs import Bug, Sample, headline
 from fuzz.confirm import CONTEXT_DEPENDENT, KNOWN, confirm_all, context_script
 from fuzz.driver import Stats, under_knobs
+from fuzz.interpret import source
 from fuzz.workers import Event, Result, ShrinkStep
 from oracle.targets import Target
 
@@ -55,7 +56,8 @@ class Triage:
     if step.done:
       bug.shrink_seconds, bug.shrink_steps = step.seconds, step.steps
       self.shrink_seconds += step.seconds
-    else: bug.shrunk = Sample(step.program, step.mode, step.knobs, step.finding, step.plan)
+    elif (best := bug.best) is None or size(step.program) <= size(best.program):  # Hypothesis's order is not lines'
+      bug.shrunk = Sample(step.program, step.mode, step.knobs, step.finding, step.plan)
 
   # ---------- handing over ----------
 
@@ -105,6 +107,11 @@ class Triage:
     path = Path(str(bug.repro).removesuffix(".py") + ".context.py")
     path.write_text(context_script(bug.history, failing, self.target, self.calls))
     bug.context = str(path)
+
+
+def size(program: Any) -> int:
+  """Lines of a program's source: what "smaller" means to the reader of a repro."""
+  return len(source(program).splitlines())
 
 
 def program_lines(script: str) -> int:

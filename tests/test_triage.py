@@ -42,8 +42,8 @@ def test_the_book_counts_examples_under_their_headline_and_merges_across_process
 
 
 def test_a_campaign_hands_over_one_shrunk_confirmed_bug(tmp_path: Path) -> None:
-  """returned-only (#16571) over two workers: every example with a finding is the same bug, reported once, shrunk by the
-  worker that found it, confirmed by its repro in a fresh process; report.md and report.json say so."""
+  """returned-only (#16571) over two workers: examples with one signature are one bug, reported once, shrunk by the
+  worker that claimed it, confirmed by its repro in a fresh process; report.md and report.json say so."""
   run = planfuzz("run", "--policy", "returned-only", "--examples", "12", "--workers", "2", "--seed", "3", "--mode", "same-buffer",
                  "--db", "none", "--repro-dir", str(tmp_path), "--shrink-budget", "20")
   assert run.returncode == 1, run.stdout + run.stderr
@@ -51,7 +51,9 @@ def test_a_campaign_hands_over_one_shrunk_confirmed_bug(tmp_path: Path) -> None:
   bugs = report["bugs"]
   [grad] = [b for b in bugs if b["signature"] == "invariant:live-planned on a grad, blamed on planner"]
   assert grad["status"] == "confirmed" and grad["count"] >= 2 and Path(grad["repro"]).is_file(), bugs
-  assert all(b["new"] and b["status"] == "confirmed" and b["repro_lines"] <= (b["unshrunk_lines"] or b["repro_lines"]) for b in bugs)
+  new = [b for b in bugs if b["new"]]  # a known tinygrad bug (lazy-escape-frozen-on-read) may show too: listed apart
+  assert all(b["status"] == "confirmed" and b["repro_lines"] <= (b["unshrunk_lines"] or b["repro_lines"]) for b in new), bugs
+  assert all(b["status"] == "known" for b in bugs if not b["new"]), bugs
   with_findings = int(run.stdout.split(" distinct from ")[1].split()[0])
   assert sum(b["count"] for b in bugs) == with_findings and len(bugs) < with_findings
   assert "## 1. NEW: invariant:live-planned on a grad, blamed on planner" in (tmp_path / "report.md").read_text()
