@@ -57,7 +57,7 @@ def run_campaign(target: Target | tuple[Target, ...], seed_value: int, examples:
     for t in targets:
       t0 = time.perf_counter()
       verdict = check(program, under_knobs(t, knobs), mode, calls)
-      result.stats.record(verdict, time.perf_counter() - t0)
+      result.stats.record(verdict, time.perf_counter() - t0, program=program)
       if verdict.findings and result.found is None:
         result.found = Found(t, program, mode, verdict, result.stats.examples, time.perf_counter() - start)
 

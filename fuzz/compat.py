@@ -15,3 +15,10 @@ def param(array):
 def training():
   """Training mode, which an optimizer's step requires: `Tensor.train()` before 0.14, `Context(TRAINING=1)` from it."""
   return Tensor.train() if hasattr(Tensor, "train") else Context(TRAINING=1)
+
+
+class Sharded:
+  """An explicit input sharded over several devices: its array split on `axis` (None: a copy on each device). The
+  caller makes its tensor (`Tensor(array).shard(devices, axis)`) and refills it in place on later calls."""
+  def __init__(self, array, devices, axis): self.array, self.devices, self.axis = array, devices, axis
+  def to_tensor(self): return Tensor(self.array).shard(self.devices, self.axis)

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from fuzz.bugs import Bug, BugBook, Sample
+from fuzz.census import Census
 from fuzz.interpret import to_subject
 from fuzz.known_bugs import known_bug, maybe_known
 from fuzz.program import Program
@@ -42,6 +43,18 @@ def check(program: Program, target: Target, mode: str, calls: int, attribute: bo
 
 
 def _check(program: Program, target: Target, mode: str, calls: int, attribute: bool, on_plan: PlanSink | None) -> Verdict:
+  """The verdict, with its capture's plan rows for the census (the last capture's, when a program captures again)."""
+  plans: list = []
+
+  def sink(plan: Callable, live: frozenset) -> None:
+    plans.append(plan)
+    if on_plan is not None: on_plan(plan, live)
+  verdict = _judge(program, target, mode, calls, attribute, sink)
+  if plans: verdict.plan = plans[-1]().rows()
+  return verdict
+
+
+def _judge(program: Program, target: Target, mode: str, calls: int, attribute: bool, on_plan: PlanSink) -> Verdict:
   factory = lambda: to_subject(program)
   if target.kind == "static":
     from oracle.static import check_static  # needs planfuzz's planner, so a supported tinygrad
@@ -87,10 +100,13 @@ class Stats:
   workers: int = 1  # processes whose examples these are
   advisories: Counter = field(default_factory=Counter)
   bugs: BugBook = field(default_factory=BugBook)
+  census: Census = field(default_factory=Census)
 
-  def record(self, verdict: Verdict, seconds: float, sample: Sample | None = None) -> Bug | None:
-    """Count one example; the new Bug when its findings have a signature not seen before."""
+  def record(self, verdict: Verdict, seconds: float, sample: Sample | None = None, program: Program | None = None) -> Bug | None:
+    """Count one example (and, given its program, take its census); the new Bug when its findings have a signature not
+    seen before."""
     self.examples += 1
+    if program is not None and verdict.rejected is None: self.census.record(program, verdict.plan)
     self.compared += verdict.compared
     self.seconds.append(seconds)
     self.run_seconds += verdict.run_seconds
@@ -106,13 +122,15 @@ class Stats:
   def to_plain(self) -> dict:
     """Plain data (dicts, lists, numbers), which pytest-xdist carries from a worker to the controller."""
     plain = {k: dict(v) if isinstance(v, Counter) else v for k, v in vars(self).items()}
-    return plain | {"bugs": self.bugs.to_plain()}
+    return plain | {"bugs": self.bugs.to_plain(), "census": self.census.to_plain()}
 
   def merge(self, plain: dict) -> None:
     """Add a worker's stats (`to_plain`) to these, as examples of one campaign run side by side."""
-    other = Stats(**{k: Counter(v) if isinstance(getattr(self, k), Counter) else v for k, v in plain.items() if k != "bugs"})
+    other = Stats(**{k: Counter(v) if isinstance(getattr(self, k), Counter) else v for k, v in plain.items()
+                     if k not in ("bugs", "census")})
     if not other.examples: return
     self.bugs.merge(plain["bugs"], offset=self.examples)
+    self.census.merge(plain["census"])
     if other.first_finding is not None and self.first_finding is None: self.first_finding = self.examples + other.first_finding
     self.workers = self.workers + other.workers if self.examples else other.workers
     for name in ("examples", "compared", "rejected", "findings", "skipped", "seconds", "run_seconds", "repros", "advisories"):
@@ -126,7 +144,8 @@ class Stats:
     median = sorted(self.seconds)[len(self.seconds) // 2]
     lines = [f"{self.examples} examples in {total:.1f}s ({self.examples / total:.2f}/s, median {median * 1e3:.0f} ms, "
              f"max {max(self.seconds):.2f}s); {self.compared} observables compared",
-             f"rejected: {n_rej} ({100 * n_rej / self.examples:.1f}%)", *(f"  {n} x {why}" for why, n in self.rejected.most_common())]
+             f"rejected: {n_rej} ({100 * n_rej / self.examples:.1f}%)", *(f"  {n} x {why}" for why, n in self.rejected.most_common()),
+             *self.census.summary()]
     if self.workers > 1 and self.span:
       wall = self.span[1] - self.span[0]
       lines.insert(1, f"wall clock: {wall:.1f}s over {self.workers} workers ({self.examples / wall:.2f} examples/s)")

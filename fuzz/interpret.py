@@ -11,15 +11,20 @@ import linecache
 import numpy as np
 from tinygrad import Context, Tensor, nn
 
-from fuzz.compat import param, training
+from fuzz.compat import Sharded, param, training
 from fuzz.program import Program
 from fuzz.render import program_lines
 from oracle.subject import Subject
 
 
 def data(seed, shape, dtype):
-  """Deterministic data for a leaf or a call's input: a seed (an int, or (seed, call)) gives the same array anywhere."""
-  return (np.random.default_rng(seed).standard_normal(shape) * 0.5).astype(dtype)
+  """Deterministic data for a leaf or a call's input: a seed (an int, or (seed, call)) gives the same array anywhere.
+  Integers are small (-8..8; 0..255 unsigned), bools a coin flip each."""
+  rng = np.random.default_rng(seed)
+  if dtype == "bool": return rng.random(shape) < 0.5
+  if dtype.startswith("uint"): return rng.integers(0, 256, shape).astype(dtype)
+  if dtype.startswith("int"): return rng.integers(-8, 9, shape).astype(dtype)
+  return (rng.standard_normal(shape) * 0.5).astype(dtype)
 
 
 def source(program: Program) -> str: return "\n".join(program_lines(program)) + "\n"
@@ -29,6 +34,6 @@ def to_subject(program: Program) -> Subject:
   text = source(program)
   filename = f"<planfuzz program {abs(hash(text)):x}>"
   linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)  # readable tracebacks from the step
-  scope = {"Tensor": Tensor, "nn": nn, "Context": Context, "data": data, "param": param, "training": training}
+  scope = {"Tensor": Tensor, "nn": nn, "Context": Context, "data": data, "param": param, "training": training, "Sharded": Sharded}
   exec(compile(text, filename, "exec"), scope)
   return Subject(scope["step"], scope["inputs"], scope["observe"], program.prune)

@@ -50,6 +50,16 @@ OPS: dict[str, OpSpec] = {
   "cat": OpSpec(2, lambda v, c: f"{v[0]}.cat({v[1]}, dim={c[0]})"),
   "where": OpSpec(3, lambda v, c: f"({v[0]} > 0).where({v[1]}, {v[2]})"),
   "to": _unary("{0}.to({1})"),  # a copy to the second device (SECOND) or back (DEFAULT): names the program defines
+  "cast_to": _unary("{0}.cast({1!r})"),  # to any dtype by name: float64, bfloat16, and back to float32 from any
+  # into an integer dtype: clipped first, so no float out of the integer's range is converted (undefined in C)
+  "quantize": OpSpec(1, lambda v, c: f"({v[0]}.abs().clip(0, 63) * 4).cast('uint8')" if c[0] == "uint8"
+                     else f"({v[0]}.clip(-64, 64) * 4).cast({c[0]!r})"),
+  "mask": _unary("({0} > 0)"),  # a bool mask
+  "and": _binary("&"),
+  "or": _binary("|"),
+  "select": OpSpec(3, lambda v, c: f"{v[0]}.where({v[1]}, {v[2]})"),  # a bool mask picks between two values
+  "total": _unary("{0}.sum().reshape(1)"),  # one element
+  "shard": _unary("{0}.shard(shards({1}), axis={2})"),  # over n devices of the default device's kind (`fuzz.render`)
   # an nn.Conv2d(cin, cout, 3, padding=1) on `x` seen as NCHW, flattened back to a palette shape
   "conv2d": OpSpec(3, lambda v, c: f"{v[0]}.reshape({c[0]}).conv2d({v[1]}, {v[2]}, padding=1).reshape({c[1]})"),
   # realized where drawn: a lazy rand would be re-drawn whenever a lazy escape holding it is read

@@ -44,7 +44,7 @@ class Box:
 @dataclass(frozen=True)
 class PlanPicture:
   """What a picture needs from a plan, rebuilt from its JSON: arenas as (device, lane, nbytes), boxes, the finding."""
-  arenas: tuple[tuple[str, int, int], ...]
+  arenas: tuple[tuple[str | list[str], int, int], ...]
   boxes: tuple[Box, ...]
   finding: str | None = None
 
@@ -63,7 +63,8 @@ class PlanPicture:
 def plan_to_json(plan: MemoryPlan, finding: Finding | None = None, live: set | frozenset = frozenset()) -> dict[str, Any]:
   """A MemoryPlan as plain JSON data; `live` is the set of BUFFER UOps reachable from tensors a user can still read."""
   return {"format": FORMAT,
-          "arenas": [{"device": str(a.device), "lane": a.lane, "nbytes": a.nbytes} for a in plan.arenas],
+          "arenas": [{"device": a.device if isinstance(a.device, str) else list(a.device), "lane": a.lane, "nbytes": a.nbytes}
+                     for a in plan.arenas],
           "buffers": [{"name": b.name, "arena": b.arena, "offset": b.offset, "nbytes": b.nbytes, "dtype": b.dtype, "first": b.first,
                        "last": b.last, "end": b.end, "live": b.buffer in live, "held": b.buffer in plan.held} for b in plan.buffers],
           "finding": None if finding is None else finding.message}
@@ -96,6 +97,11 @@ def _wrap(text: str, width: int) -> list[str]:
   return [*lines, line] if line else lines
 
 
+def device_title(device: str | list[str]) -> str:
+  """One device's name, or for a multi-device arena every device it spans (each holds the same layout)."""
+  return device if isinstance(device, str) else f"sharded over {', '.join(device)} (same layout on each)"
+
+
 def _panel(pic: PlanPicture, arena: int, top: float, steps: int, conflicts: set[str]) -> tuple[list[str], float]:
   device, lane, nbytes = pic.arenas[arena]
   boxes = [b for b in pic.boxes if b.arena == arena]
@@ -103,7 +109,8 @@ def _panel(pic: PlanPicture, arena: int, top: float, steps: int, conflicts: set[
   plot_w = WIDTH - LEFT - RIGHT
   x = lambda step: LEFT + plot_w * step / steps
   y = lambda off: top + height * off / max(nbytes, 1)
-  out = [f'<text class="title" x="{LEFT}" y="{top - 8}">arena {arena}: {escape(device)}, {"copy" if lane else "compute"} lane, '
+  lane_name = "copy" if lane else "compute"
+  out = [f'<text class="title" x="{LEFT}" y="{top - 8}">arena {arena}: {escape(device_title(device))}, {lane_name} lane, '
          f'{nbytes} bytes, {len(boxes)} buffers</text>',
          f'<rect class="frame" x="{LEFT}" y="{top}" width="{plot_w}" height="{height}"/>']
   for t in _ticks(steps, 20):

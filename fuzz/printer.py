@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 from dataclasses import replace
 
-from fuzz.compat import param, training
+from fuzz.compat import Sharded, param, training
 from fuzz.interpret import data
 from fuzz.program import OPTIMIZERS, Program
 from fuzz.render import program_lines
@@ -30,8 +30,9 @@ def paths(ret, path="ret"):
 
 def tensor(kept, i, a):
   """Input i as a tensor: a new one each call (fresh), or the first call's refilled in place (same-buffer)."""
-  if MODE == "fresh" or i not in kept: kept[i] = Tensor(a).realize()
-  else: kept[i].assign(Tensor(a)).realize()
+  fresh = a.to_tensor() if hasattr(a, "to_tensor") else Tensor(a)
+  if MODE == "fresh" or i not in kept: kept[i] = fresh.realize()
+  else: kept[i].assign(fresh).realize()
   return kept[i]
 
 
@@ -41,7 +42,7 @@ def run(jit):
   step = make_jit(step) if jit else step
   kept, calls, ret = {}, [], None
   for k in range(CALLS):
-    args = [tensor(kept, i, a) if isinstance(a, np.ndarray) else a for i, a in enumerate(inputs(k, ret))]
+    args = [tensor(kept, i, a) if isinstance(a, np.ndarray) or hasattr(a, "to_tensor") else a for i, a in enumerate(inputs(k, ret))]
     ret = step(*args)
     if not jit and (ts := get_parameters(ret)): Tensor.realize(*ts)  # TinyJit realizes the returned tensors together
     bases = {t.uop.base for t in args if isinstance(t, Tensor)}
@@ -128,4 +129,5 @@ def to_script(program: Program, target: Target, mode: str, calls: int, finding: 
 def helpers(program: Program) -> str:
   """`data`, and the version-portable helpers the program's lines call (tinygrad 0.12.0 on)."""
   used = [data] + ([param] if program.params else []) + ([training] if program.update and program.update.kind in OPTIMIZERS else [])
+  used += [Sharded] if any(x.shard for x in program.inputs) else []
   return "".join(inspect.getsource(f) + "\n\n" for f in used)

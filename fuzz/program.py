@@ -24,6 +24,7 @@ class Leaf:
   shape: Shape
   dtype: str = "float32"
   seed: int = 0
+  shard: tuple[int, int | None] | None = None  # (devices, axis): sharded over that many devices, split on axis (None: copied)
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,7 @@ class Program:
   feedback: Feedback | None = None
   variable: Bound | None = None
   realize_escapes: bool = False  # realize every grad and kept tensor inside the step: the known-bug mechanism check's variant
+  features: tuple[str, ...] = ()  # the compound draws (`fuzz.features`) the generator made it with, for the census
 
   @property
   def uses_rand(self) -> bool: return any(op.kind == "rand" for op in self.body)

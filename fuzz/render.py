@@ -16,8 +16,16 @@ DEVICE_LINES = ["from tinygrad import Device", "DEFAULT = Device.DEFAULT",
                 'SECOND = DEFAULT.split(":")[0] + ":1" if DEFAULT.split(":")[0] in ("CPU", "NULL") else "CPU"']
 
 
+SHARD_LINES = ["shards = lambda n: tuple(DEFAULT if i == 0 else f\"{DEFAULT.split(':')[0]}:{i}\" for i in range(n))"]
+
+
 def leaf_line(leaf: Leaf, make: str = "Tensor") -> str:
-  return f"{leaf.name} = {make}(data({leaf.seed}, {leaf.shape}, {leaf.dtype!r})).realize()"
+  shard = "" if leaf.shard is None else f".shard(shards({leaf.shard[0]}), axis={leaf.shard[1]})"
+  return f"{leaf.name} = {make}(data({leaf.seed}, {leaf.shape}, {leaf.dtype!r})){shard}.realize()"
+
+
+def sharded(program: Program) -> bool:
+  return any(leaf.shard for leaf in program.params + program.inputs + program.state) or any(op.kind == "shard" for op in program.body)
 
 
 def returned_source(r: Returned, top: bool = True) -> str:
@@ -71,6 +79,8 @@ def input_exprs(program: Program) -> list[str]:
   """Call k's explicit inputs: seeded arrays, one replaced by the previous call's return from call 1 on (feedback),
   then the bound Variable. `prev` defaults to None, so a program without feedback also runs as `inputs(k)`."""
   arrays = [f"data(({x.seed}, k), {x.shape}, {x.dtype!r})" for x in program.inputs]
+  arrays = [a if x.shard is None else f"Sharded({a}, shards({x.shard[0]}), {x.shard[1]})"
+            for x, a in zip(program.inputs, arrays, strict=True)]
   if (fb := program.feedback) is not None:
     arrays[fb.input] = f"({arrays[fb.input]} if k == 0 else prev{''.join(f'[{i}]' for i in fb.path)})"
   if (v := program.variable) is not None:
@@ -81,7 +91,8 @@ def input_exprs(program: Program) -> list[str]:
 def program_lines(program: Program) -> list[str]:
   """Everything a repro's `build()` holds: leaves, optimizer, kept list, step, observe and the per-call inputs."""
   lines = ["from tinygrad import Variable"] if program.variable is not None else []
-  if any(op.kind == "to" for op in program.body): lines += DEVICE_LINES
+  if any(op.kind == "to" for op in program.body) or sharded(program): lines += DEVICE_LINES
+  if sharded(program): lines += SHARD_LINES
   if program.uses_rand: lines.append(f"Tensor.manual_seed({SEED})")
   lines += [leaf_line(leaf, "param") for leaf in program.params] + [leaf_line(leaf) for leaf in program.state]
   if program.update is not None and program.update.kind in OPTIMIZERS:

@@ -66,7 +66,7 @@ def test_jit_matches_reference(program: Program, data: st.DataObject, fuzz_confi
   pending = write_repro(program, fuzz_config, target, mode, None, in_flight(fuzz_config))
   verdict = check(program, target, mode, fuzz_config.calls, strict=fuzz_config.strict)
   pending.unlink()  # the process survived it: nothing to leave behind
-  STATS.record(verdict, time.perf_counter() - start)
+  STATS.record(verdict, time.perf_counter() - start, program=program)
   if verdict.rejected is not None:
     event(f"rejected: {reason_class(verdict.rejected)}")
     return

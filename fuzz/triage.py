@@ -41,7 +41,7 @@ class Triage:
     return None if head is None or r.program is None else Sample(r.program, r.mode, r.knobs, head[1], r.plan)
 
   def _example(self, r: Result) -> None:
-    bug = self.stats.record(r.verdict, r.seconds, self._sample(r))
+    bug = self.stats.record(r.verdict, r.seconds, self._sample(r), r.program)
     if bug is not None and (slot := self.slots.get(r.worker)) is not None:
       bug.history = slot.history[:-1]  # what this process ran before the program that showed the bug
 

@@ -80,7 +80,7 @@ def target_hooks(target: Target, found: list[Finding], static: bool = True, on_p
       if on_plan is not None and rec.planned is not None:
         on_plan(lambda: plan_from_linear(rec.planned, rec.parametrized, rec.held), live_buffers(live))
     def repoison() -> None:
-      if records and records[-1].planned is not None: poison.poison_planned_linear(records[-1].planned)
+      if target.poison and records and records[-1].planned is not None: poison.poison_planned_linear(records[-1].planned)
       if records: records[-1].copies.clear()
     def replayed(step: Any, k: int, args: list) -> None:
       if records and records[-1].final is not None:

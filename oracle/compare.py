@@ -28,6 +28,7 @@ class Verdict:
   compared: int = 0
   skipped: Counter = field(default_factory=Counter)
   run_seconds: float = 0.0  # spent running the programs (reference and target), for the fuzzer's overhead figure
+  plan: tuple[tuple, ...] = ()  # the capture's planned buffers as `MemoryPlan.rows()`: what the fuzzer's census counts
 
   @property
   def ok(self) -> bool: return not self.findings

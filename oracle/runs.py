@@ -80,13 +80,15 @@ class InputTensors:
     self.mode, self.kept = mode, {}
 
   def __call__(self, raw: list) -> list:
-    return [self._tensor(i, x) if isinstance(x, np.ndarray) else x for i, x in enumerate(raw)]
+    return [self._tensor(i, x) if isinstance(x, np.ndarray) or hasattr(x, "to_tensor") else x for i, x in enumerate(raw)]
 
-  def _tensor(self, i: int, arr: np.ndarray) -> Tensor:
+  def _tensor(self, i: int, arr: Any) -> Tensor:
+    """`arr` is an array, or an object that makes its own tensor (`to_tensor()`: a sharded input)."""
+    fresh = arr.to_tensor() if hasattr(arr, "to_tensor") else Tensor(arr)
     if self.mode == FRESH or i not in self.kept:
-      self.kept[i] = Tensor(arr).realize()
+      self.kept[i] = fresh.realize()
       return self.kept[i]
-    return self.kept[i].assign(Tensor(arr)).realize()
+    return self.kept[i].assign(fresh).realize()
 
 
 def input_views(named: dict[str, Tensor], inputs: list) -> frozenset[str]:

@@ -17,6 +17,11 @@ tg.require()  # the planner needs tinygrad's internals: one clear error on a tin
 COMPUTE_LANE, COPY_LANE = 0, 1
 
 
+def devices(device: str | tuple[str, ...]) -> tuple[str, ...]:
+  """A device as a tuple, whether one (`"CPU"`) or a multi-device buffer's (`("CPU", "CPU:1")`): layouts sort them."""
+  return (device,) if isinstance(device, str) else tuple(device)
+
+
 @dataclass(frozen=True)
 class PlannedBuffer:
   """One buffer moved into an arena. Steps index the planned linear's calls: it is used over [first, last]; a buffer a
@@ -38,7 +43,8 @@ class PlannedBuffer:
   @property
   def name(self) -> str: return buffer_name(self.buffer)
 
-  def layout(self) -> tuple: return (self.device, self.lane, self.offset, self.nbytes, self.dtype, self.first, self.last, self.hold)
+  def layout(self) -> tuple:
+    return (devices(self.device), self.lane, self.offset, self.nbytes, self.dtype, self.first, self.last, self.hold)
 
 
 @dataclass(frozen=True)
@@ -58,9 +64,15 @@ class MemoryPlan:
 
   def layout(self) -> tuple:
     """A planner-independent, comparable form: arena sizes and every buffer's place and lifetime."""
-    return (tuple(sorted((a.device, a.lane, a.nbytes) for a in self.arenas)), tuple(sorted(b.layout() for b in self.buffers)))
+    return (tuple(sorted((devices(a.device), a.lane, a.nbytes) for a in self.arenas)), tuple(sorted(b.layout() for b in self.buffers)))
 
   def by_buffer(self) -> dict[Any, PlannedBuffer]: return {b.buffer: b for b in self.buffers}
+
+  def rows(self) -> tuple[tuple, ...]:
+    """(device, lane, dtype, nbytes, first, last) of every planned buffer: plain data that crosses processes, for the
+    fuzzer's census of what a campaign's captures planned."""
+    return tuple((b.device if isinstance(b.device, str) else tuple(b.device), b.lane, b.dtype, b.nbytes, b.first, b.last)
+                 for b in self.buffers)
 
 
 

@@ -12,6 +12,7 @@ one-file change. It has two parts:
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import importlib.metadata
 import os
@@ -82,9 +83,14 @@ def require() -> None:
 
 # ---------- portable: the dynamic oracle's view of a Tensor (tinygrad 0.12.0 on) ----------
 
+def _unsharded(t: Tensor) -> Any:
+  """A tensor's uop, seen through the UNSHARD a realized sharded (split-axis) tensor wears over its multi-device buffer."""
+  return t.uop.src[0] if t.uop.op.name == "UNSHARD" else t.uop
+
+
 def is_lazy(t: Tensor) -> bool:
   """Not realized yet: reading it schedules its graph."""
-  return not t.uop.is_realized
+  return not _unsharded(t).is_realized
 
 
 def is_pending_assign(t: Tensor) -> bool:
@@ -95,7 +101,7 @@ def is_pending_assign(t: Tensor) -> bool:
 
 def storage(t: Tensor) -> Any:
   """The identity of the memory a tensor views: equal for a tensor and every view of it."""
-  return t.uop.base
+  return _unsharded(t).base
 
 
 def is_symbolic_view(t: Tensor) -> bool:
@@ -113,6 +119,29 @@ def bound_values(args: list | tuple) -> dict[str, int]:
     except (AttributeError, AssertionError, TypeError): continue  # not a bound Variable
     out[str(var.expr)] = int(val)
   return out
+
+
+@contextlib.contextmanager
+def _quiet_stderr() -> Iterator[None]:
+  """File descriptor 2 muted: a compiler subprocess's errors for a probe that is expected to fail."""
+  saved = os.dup(2)
+  with open(os.devnull, "w") as null:
+    os.dup2(null.fileno(), 2)
+    try: yield
+    finally: os.dup2(saved, 2), os.close(saved)
+
+
+@functools.cache
+def usable_dtypes(names: tuple[str, ...]) -> tuple[str, ...]:
+  """Those of `names` the default device computes: each probed once per process by a cast to it and back. The
+  renderer's list is not enough: tinygrad 0.14.0 lists bfloat16 for clang, which clang 14 cannot build for x86
+  ("__bf16 is not supported on this target")."""
+  def works(name: str) -> bool:
+    try:
+      with _quiet_stderr(), Context(PARALLEL=0): Tensor([1.0, 2.0]).cast(name).contiguous().float().realize()  # compiled here
+      return True
+    except Exception: return False
+  return tuple(n for n in names if works(n))
 
 
 # ---------- internals ----------
@@ -419,5 +448,6 @@ def fill_buffer(u: Any, byte: int) -> None:
   """Overwrite a BUFFER's device memory with one byte value, allocating it first if needed (for poisoning arenas)."""
   buf = device_buffer(u)
   if buf is None: buf = u.buffer
-  buf = buf.ensure_allocated()
-  buf.allocator._copyin(buf._buf, memoryview(bytearray([byte]) * buf.nbytes))
+  for one in getattr(buf, "bufs", [buf]):  # a multi-device buffer: one Buffer per device
+    one = one.ensure_allocated()
+    one.allocator._copyin(one._buf, memoryview(bytearray([byte]) * one.nbytes))

@@ -1,0 +1,17 @@
+"""Every feature of the generator, in one registry that both the generator and the census read.
+
+Adding a feature is adding one module: its strategy (a compound draw on a pool value), its census entry (`has`,
+`planned`) and the documented rules it respects, then one line here. Compound draws are listed simplest first:
+Hypothesis shrinks a sampled draw towards the front.
+"""
+from __future__ import annotations
+
+from fuzz.features import chain, conv, deep, dtypes, realize, second_device, shard, sizes, state_read, symbolic
+from fuzz.features.feature import Feature
+from fuzz.features.step import STEP_FEATURES
+
+COMPOUND: tuple[Feature, ...] = tuple(m.FEATURE for m in (second_device, realize, chain, conv, symbolic, state_read, dtypes,
+                                                           sizes, deep, shard))
+FEATURES: tuple[Feature, ...] = COMPOUND + STEP_FEATURES
+
+__all__ = ["COMPOUND", "FEATURES", "Feature"]

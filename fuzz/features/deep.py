@@ -1,0 +1,35 @@
+"""A deep model: 8 to 10 layers `h = (h @ W_i).relu()` with skip connections, and the first layer's activation read
+again at the end, so a buffer made early is read many kernels later.
+
+With its backward pass a capture holds well over 30 kernels, and the first activation's buffer (and the skips') lives
+across most of them: long lifetimes, which a planner that caps or misjudges them packs over.
+"""
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from fuzz.builder import F32, Builder, Value
+from fuzz.features.feature import Feature, Row
+
+LAYERS = (8, 10)
+LONG = 16  # steps a long-lived buffer spans
+
+
+def draw_deep(b: Builder, a: Value) -> Value:
+  """On a 2-D float32 `a` (rows, k): every layer a new (k, k) parameter; a skip from the first activation every few."""
+  k = a.shape[-1]
+  h = first = None
+  for i in range(b.draw(st.integers(*LAYERS))):
+    w = b.leaf("p", (k, k), F32, pool=False)
+    h = b.emit("matmul", ((h or a).name, w.name), a.shape, F32, [h or a, w])
+    h = b.emit("relu", (h.name,), a.shape, F32, [h])
+    if first is None: first = h
+    elif i % 3 == 0 and b.draw(st.booleans()): h = b.emit("add", (h.name, first.name), a.shape, F32, [h, first])
+  return b.emit("add", (h.name, first.name), a.shape, F32, [h, first])
+
+
+def _long_lived(rows: tuple[Row, ...]) -> bool: return any(r[5] - r[4] >= LONG for r in rows)
+
+
+FEATURE = Feature("deep", None, _long_lived, f"planned a buffer live over {LONG}+ steps", draw_deep,
+                  applies=lambda b, a: len(a.shape) == 2 and a.dtype == F32)

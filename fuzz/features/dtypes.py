@@ -1,0 +1,69 @@
+"""A trip through another dtype: every element width in one program, so buffers of 1, 2, 4 and 8 bytes share arenas.
+
+`a` goes into D (a float cast; for integers a clipped, scaled cast; for bool a `> 0` mask), gets a buffer of its own
+(`.contiguous()`), takes zero to two ops that keep D (with an earlier D value or a new input of D), gets another
+buffer, and comes back to float32 (for bool: the mask picks between `a` and `-a`). The D value is sometimes kept
+outside the step, and it may be returned: integer and bool observables are compared exactly. Every dtype here is one
+tinygrad 0.14.0's CPU renderer lists in `supported_dtypes()`; those the device cannot build are left out, once per
+process (`planner.tg.usable_dtypes`: clang 14 has no bfloat16 on x86).
+
+Rules kept: integer casts are clipped first (a float out of an integer's range converts to anything in C); `.grad`
+through an integer cast is zero in eager and JIT alike, so a parameter behind one still gets a (zero) grad; bfloat16
+has no numpy dtype, so it is never a leaf (only a cast), and tinygrad reads it back as float32.
+"""
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from fuzz.builder import F32, Builder, Value
+from fuzz.features.feature import FLOATS, Feature, Row
+
+# simplest first: a failure shrinks towards int32
+DTYPES = ("int32", "bool", "float64", "int64", "uint8", "bfloat16", "float16")
+INTEGERS = ("int32", "int64", "uint8")
+
+
+def into(b: Builder, a: Value, d: str) -> Value:
+  if d == "bool": return b.emit("mask", (a.name,), a.shape, d, [a], pooled=False)
+  if d in INTEGERS: return b.emit("quantize", (a.name, d), a.shape, d, [a], pooled=False)
+  return b.emit("cast_to", (a.name, d), a.shape, d, [a], pooled=False)
+
+
+def operand(b: Builder, v: Value) -> Value:
+  """An earlier value of v's dtype and shape, or a new input of it (bfloat16 has no numpy data: a cast of a new one)."""
+  fits = [u for u in b.values if u.dtype == v.dtype and u.shape == v.shape and u is not v]
+  if fits and b.draw(st.booleans()): return b.draw(st.sampled_from(fits))
+  if v.dtype != "bfloat16": return b.leaf("x", v.shape, v.dtype, pool=False)
+  return into(b, b.leaf("x", v.shape, F32, pool=False), v.dtype)
+
+
+def op_in(b: Builder, v: Value) -> Value:
+  """One op whose result keeps v's dtype."""
+  kinds = ("and", "or") if v.dtype == "bool" else ("add", "mul", "max") + (() if v.dtype == "uint8" else ("neg",))
+  kind = b.draw(st.sampled_from(kinds))
+  if kind == "neg": return b.emit(kind, (v.name,), v.shape, v.dtype, [v])
+  if kind == "max":
+    axis = b.draw(st.integers(0, len(v.shape) - 1))
+    return b.emit(kind, (v.name, axis, True), v.shape[:axis] + (1,) + v.shape[axis + 1:], v.dtype, [v])
+  other = operand(b, v)
+  return b.emit(kind, (v.name, other.name), v.shape, v.dtype, [v, other])
+
+
+def draw_dtype(b: Builder, a: Value) -> Value:
+  from planner import tg
+  d = b.draw(st.sampled_from(tg.usable_dtypes(DTYPES)))
+  q = into(b, a, d)
+  v = b.emit("contiguous", (q.name,), q.shape, d, [q])
+  for _ in range(b.draw(st.integers(0, 2))): v = op_in(b, v)
+  v = b.emit("contiguous", (v.name,), v.shape, d, [v])
+  if b.draw(st.integers(0, 2)) == 2: b.keep.append(v.name)
+  if d == "bool":
+    neg = b.emit("neg", (a.name,), a.shape, a.dtype, [a])
+    return b.emit("select", (v.name, a.name, neg.name), a.shape, a.dtype, [v, a, neg], pooled=True)
+  return b.emit("cast_to", (v.name, F32), v.shape, F32, [v], pooled=True)
+
+
+def _other_width(rows: tuple[Row, ...]) -> bool: return any(r[2] not in FLOATS for r in rows)
+
+
+FEATURE = Feature("dtypes", None, _other_width, "planned a buffer of another dtype", draw_dtype)

@@ -1,0 +1,48 @@
+"""Both ends of the size range: buffers of 4 KiB to 256 KiB, and buffers of one element.
+
+Big: a new (n, n) float32 input, n in 32, 64, 128, 256, through two or three kernels that each write a buffer of its size
+(elementwise ops, sometimes a matmul with a new (n, n) parameter), reduced back to a palette shape and combined with
+`a`. Two big buffers live at once put arena offsets past 64 KiB. Tiny: `a.sum().reshape(1)` in a buffer of its own,
+broadcast back over `a`. Few shapes, so kernels stay cached and rates hold.
+"""
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from fuzz.builder import F32, RESHAPES, Builder, Value, promote
+from fuzz.features.feature import Feature, Row
+from fuzz.single_ops import ELEMENTWISE, draw_op
+
+BIG = (32, 64, 128, 256)  # 4 KiB to 256 KiB of float32
+TINY_BYTES, BIG_BYTES = 8, 4096
+
+
+def draw_big(b: Builder, a: Value) -> Value:
+  n = b.draw(st.sampled_from(BIG))
+  h = b.leaf("x", (n, n), F32, pool=False)
+  for _ in range(b.draw(st.integers(2, 3))):
+    if b.draw(st.integers(0, 2)) == 2:
+      w = b.leaf("p", (n, n), F32, pool=False)
+      h = b.emit("matmul", (h.name, w.name), (n, n), F32, [h, w])
+    else: h = draw_op(b, h, b.draw(st.sampled_from(ELEMENTWISE)))
+    h = draw_op(b, h, "contiguous")
+  row = b.emit("sum", (h.name, 0, False), (n,), F32, [h])
+  shape = b.draw(st.sampled_from([s for s in RESHAPES[n] if len(s) > 1]))
+  back = b.emit("reshape", (row.name, shape), shape, F32, [row], pooled=True)
+  return b.emit("mul", (back.name, a.name), back.shape, promote(a.dtype, F32), [back, a]) if a.shape == shape else back
+
+
+def draw_tiny(b: Builder, a: Value) -> Value:
+  t = draw_op(b, b.emit("total", (a.name,), (1,), a.dtype, [a]), "contiguous")
+  return b.emit("mul", (a.name, t.name), a.shape, a.dtype, [a, t])
+
+
+def draw_size(b: Builder, a: Value) -> Value:
+  """Big or tiny, tiny first (it shrinks towards the cheaper one)."""
+  return draw_big(b, a) if b.draw(st.booleans()) else draw_tiny(b, a)
+
+
+def _extreme(rows: tuple[Row, ...]) -> bool: return any(r[3] <= TINY_BYTES or r[3] >= BIG_BYTES for r in rows)
+
+
+FEATURE = Feature("sizes", None, _extreme, "planned a buffer of at most 8 B or at least 4 KiB", draw_size)
