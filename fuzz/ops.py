@@ -65,8 +65,14 @@ OPS: dict[str, OpSpec] = {
   # realized where drawn: a lazy rand would be re-drawn whenever a lazy escape holding it is read
   "rand": OpSpec(0, lambda v, c: f"Tensor.rand({c[0]}).realize()", cuts=True),
   "realize": _unary("{0}.contiguous().realize()", cuts=True),  # contiguous first: realize() alone rewrites `{0}` itself
-  # a reduction over the first n rows, n a bound Variable (a step argument): realized, so no symbolic shape escapes
+  # a reduction over the first n rows, n a bound Variable (a step argument): realized, left lazy (it may escape), or
+  # through a Variable-shaped buffer of its own (sized at the Variable's maximum)
   "symbolic": _unary("{0}[:{2}].{1}(0).contiguous().realize()", cuts=True),
+  "symbolic_lazy": _unary("{0}[:{2}].{1}(0)"),
+  "symbolic_buffer": _unary("({0}[:{2}] * 2).contiguous().{1}(0)"),
+  # a KV-cache write: row `{1}` into row n-1 of the state `{0}`, realized (backward never passes an assign)
+  "kv_write": OpSpec(2, lambda v, c: f"{v[0]}[{c[0]} - 1:{c[0]}].assign({v[1]}.detach().float().reshape(1, -1)).realize()", cuts=True),
+  "kv_read": _unary("{0}[:{1}].sum(0)"),
 }
 
 

@@ -95,6 +95,7 @@ def error_text(e: BaseException) -> str: return f"{type(e).__name__}: {e}"
 REFUSALS = (("JitError", ""), ("RuntimeError", "inside another TinyJit is not supported"),
             ("RuntimeError", "inside another JIT is not supported"))
 SYMBOLIC_VIEW = "symbolic view at another bound value"
+VARIABLE_ESCAPE = "lazy escape over a Variable at another bound value"
 
 
 def is_rejection(e: BaseException) -> bool:
@@ -119,37 +120,41 @@ def judge(ref: Trace, got: Trace, mode: str) -> Verdict:
   verdict = Verdict()
   frozen = frozen_at_capture(got, mode)
   history: dict[str, list[tuple[int, np.ndarray]]] = {}
-  escapes = got.calls[1].lazy if len(got.calls) > 1 else frozenset()  # lazy at capture: kept from the captured call
+  capture = got.calls[1] if len(got.calls) > 1 else CallRecord(1)  # what is lazy then escapes: kept from the captured call
   for want, have in zip(ref.calls, [c for c in got.calls if c.error is None], strict=False):
     for path, value in want.values.items():
-      if (f := judge_value(ref, have, path, value, mode, frozen, escapes, history, verdict)) is not None:
-        verdict.findings.append(replace(f, details=f.details | {"lazy_at_capture": path in escapes}))
+      if (f := judge_value(ref, have, path, value, mode, frozen, capture, history, verdict)) is not None:
+        verdict.findings.append(replace(f, details=f.details | {"lazy_at_capture": path in capture.lazy}))
   if got.error is not None:
     call = len(got.calls) - 1
     verdict.findings.append(Finding(JIT_ERROR, "step", call, phase(call), {"error": error_text(got.error)}))
   return verdict
 
 
-def undefined(ref: Trace, have: CallRecord, path: str, mode: str, escapes: frozenset[str]) -> str | None:
+def undefined(ref: Trace, have: CallRecord, path: str, mode: str, capture: CallRecord) -> str | None:
   """Why the JIT leaves this observable undefined at this call (documented), or None when it must equal the reference.
 
   With fresh inputs a lazy escape is undefined from the capture call on, whether it is still lazy now or was realized
   by an earlier read (then it holds some earlier call's value); call 0 runs eagerly and is defined. A returned view
   whose view depends on a Variable has the capture call's bound value baked in: a replay with another value reads
   the wrong rows (a symbolic pad view, a reshape or getitem of a symbolic-shaped output); with the same value it is
-  exact, so it is compared then."""
+  exact, so it is compared then. Likewise a lazy escape made at capture whose graph reads a Variable: the bound value
+  is a constant in that graph and replays never run the step again, so it keeps the capture call's value (like any
+  Python value frozen at capture); with the same value it is compared."""
   k = have.index
-  if mode == FRESH and k >= 1 and (path in have.lazy or path in escapes): return "lazy escape with fresh inputs"
-  if k >= 2 and path in have.symbolic_views and have.bound != ref.calls[1].bound: return SYMBOLIC_VIEW
+  if mode == FRESH and k >= 1 and (path in have.lazy or path in capture.lazy): return "lazy escape with fresh inputs"
+  if k >= 2 and have.bound != ref.calls[1].bound:
+    if path in have.symbolic_views: return SYMBOLIC_VIEW
+    if path in capture.variable_escapes: return VARIABLE_ESCAPE
   return None
 
 
 def judge_value(ref: Trace, have: CallRecord, path: str, value: np.ndarray, mode: str, frozen: frozenset[str],
-                escapes: frozenset[str], history: dict[str, list[tuple[int, np.ndarray]]], verdict: Verdict) -> Finding | None:
+                capture: CallRecord, history: dict[str, list[tuple[int, np.ndarray]]], verdict: Verdict) -> Finding | None:
   """One observable at one call: skipped where the JIT leaves it undefined, else compared with what it must be."""
   k = have.index
   if path not in have.values: return Finding(WRONG_VALUES, path, k, phase(k), {"missing": "not observable in the target run"})
-  if (why := undefined(ref, have, path, mode, escapes)) is not None:
+  if (why := undefined(ref, have, path, mode, capture)) is not None:
     verdict.skipped[why] += 1
     return None
   expected = ref.calls[1].values[path] if path in frozen and k >= 2 else value

@@ -28,7 +28,7 @@ Wrap = Callable[[Callable[..., Any], bool], Callable[..., Any]]  # (step, prune)
 class CallRecord:
   """One call's snapshots. lazy: observables unrealized right after the call; pending_assigns: those of them that are
   a lazy in-place assign; input_views: pure views of an explicit input; symbolic_views: realized views whose view
-  depends on a Variable; bound: the call's bound Variables."""
+  depends on a Variable; variable_escapes: lazy ones whose graph reads a Variable; bound: the call's bound Variables."""
   index: int
   values: dict[str, np.ndarray] = field(default_factory=dict)
   lazy: frozenset[str] = frozenset()
@@ -36,6 +36,7 @@ class CallRecord:
   pending_assigns: frozenset[str] = frozenset()
   symbolic_views: frozenset[str] = frozenset()
   bound: dict[str, int] = field(default_factory=dict)
+  variable_escapes: frozenset[str] = frozenset()
   error: BaseException | None = None
 
 
@@ -106,8 +107,9 @@ def snapshot(ret: Any, subject: Subject, inputs: list) -> CallRecord:
   lazy = frozenset(p for p, t in named.items() if tg.is_lazy(t))
   assigns = frozenset(p for p in lazy if tg.is_pending_assign(named[p]))
   symbolic = frozenset(p for p, t in named.items() if p not in lazy and tg.is_symbolic_view(t))
+  variables = frozenset(p for p in lazy if tg.reads_variable(named[p]))
   return CallRecord(-1, {p: t.numpy().copy() for p, t in named.items()}, lazy, input_views(named, inputs), assigns, symbolic,
-                    tg.bound_values(inputs))
+                    tg.bound_values(inputs), variables)
 
 
 class FrozenPython:

@@ -36,6 +36,11 @@ def held_ignored_on_one_device(linear: Any, held: set) -> Any:
   return plan_memory(linear, {b for b in held if tg.devices_of(b)[0] == first})[0]
 
 
+def held_single_device_only(linear: Any, held: set) -> Any:
+  """The held check knows only single-device buffers: a held multi-device (sharded) buffer is packed."""
+  return plan_memory(linear, {b for b in held if len(tg.devices_of(b)) == 1})[0]
+
+
 def grads_only(ctx: HoldContext) -> set:
   """Holds returned tensors and every live `.grad`, but not other lazy escapes (tensors kept in a list)."""
   grads = {u for t in tg.live_tensors() if (g := getattr(t, "grad", None)) is not None for u in tg.tensor_buffers(g)}
@@ -75,7 +80,19 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in [
   Mutant("element-sizes", "byte sizes computed from element counts (itemsize forgotten)", "planner",
          _packing_planner(Packing(size=tg.buffer_size))),
   Mutant("unaligned", "offsets two bytes past the allocator's (a header miscounted): wider dtypes sit unaligned", "planner",
-         _packing_planner(Packing(skew=2))),
+         _packing_planner(Packing(offset=lambda buf, off: off + 2))),
+  # each wrong along one dimension of the program space only (issue 10): multi-device, sizes, widths, lifetimes, Variables
+  Mutant("held-single-device-only", held_single_device_only.__doc__ or "", "planner", held_single_device_only),
+  Mutant("shard-share-sizes", "a multi-device buffer is sized as one device's share (bytes / devices)", "planner",
+         _packing_planner(Packing(size=lambda b: tg.buffer_nbytes(b) // len(tg.devices_of(b))))),
+  Mutant("offset-16bit", "offsets kept in 16 bits: a buffer past 64 KiB of arena wraps onto the start", "planner",
+         _packing_planner(Packing(offset=lambda buf, off: off % 65536))),
+  Mutant("scalars-unplaced", "a one-element buffer is put at the arena's start, as if it took no room", "planner",
+         _packing_planner(Packing(offset=lambda buf, off: 0 if tg.buffer_size(buf) == 1 else off))),
+  Mutant("wide-as-4", "elements wider than 4 bytes (int64, float64) are sized as 4-byte ones", "planner",
+         _packing_planner(Packing(size=lambda b: tg.buffer_size(b) * min(b.dtype.itemsize, 4)))),
+  Mutant("lifetime-window", "a lifetime is cut to 16 steps: a buffer read far from where it is made is freed early", "planner",
+         _packing_planner(Packing(lifetime=lambda life: replace(life, last=min(life.last, life.first + 16))))),
   Mutant("held-one-device", held_ignored_on_one_device.__doc__ or "", "planner", held_ignored_on_one_device),
   Mutant("returned-only", "tinygrad 0.13.0's held set: only returned tensors (#16571)", "policy", returned_only),
   Mutant("allocated-only", "only already-allocated buffers are held: returned tensors are packed too", "policy", allocated_only),

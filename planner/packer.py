@@ -37,7 +37,7 @@ class Packing:
   block: int = tg.ARENA_BLOCK
   size: Callable[[Any], int] = tg.buffer_nbytes  # bytes a buffer takes when placing it
   lifetime: Callable[[Lifetime], Lifetime] = lambda life: life  # the lifetime placement believes
-  skew: int = 0  # bytes added to every offset the allocator gives
+  offset: Callable[[Any, int], int] = lambda buf, offset: offset  # where a buffer goes, given the allocator's offset
 
 
 DEFAULT_PACKING = Packing()
@@ -51,12 +51,14 @@ def place(lives: dict[Any, Lifetime], packing: Packing = DEFAULT_PACKING) -> tup
   allocators: dict[Lane, Any] = defaultdict(lambda: tg.TLSFAllocator(capacity, block_size=block, lv2_cnt=tg.TLSF_LV2))
   peaks: dict[Lane, int] = defaultdict(int)
   offsets: dict[Any, int] = {}
+  allocated: dict[Any, int] = {}
   for _, opens, buf in events({b: packing.lifetime(life) for b, life in lives.items()}):
     lane = lane_of(buf, lives[buf])
     if opens:
-      offsets[buf] = allocators[lane].alloc(rounded[buf]) + packing.skew
+      allocated[buf] = allocators[lane].alloc(rounded[buf])
+      offsets[buf] = packing.offset(buf, allocated[buf])
       peaks[lane] = max(peaks[lane], offsets[buf] + tg.buffer_nbytes(buf))
-    else: allocators[lane].free(offsets[buf] - packing.skew)
+    else: allocators[lane].free(allocated[buf])
   return offsets, {lane: round_up(peak, block) for lane, peak in peaks.items()}
 
 

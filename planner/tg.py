@@ -111,6 +111,11 @@ def is_symbolic_view(t: Tensor) -> bool:
   return u.is_realized and u is not u.base and bool(u.variables())
 
 
+def reads_variable(t: Tensor) -> bool:
+  """Its graph reads a Variable: a lazy escape over one keeps the bound value it was made with."""
+  return bool(_unsharded(t).variables())
+
+
 def bound_values(args: list | tuple) -> dict[str, int]:
   """Variable name -> value for every bound Variable among a call's arguments."""
   out: dict[str, int] = {}
@@ -442,6 +447,18 @@ def spy_tinyjit(on_plan: Callable[[Any], None] | None = None) -> Iterator[list[T
   try: yield records
   finally:
     for n, fn in real.items(): setattr(jit_mod, n, fn)
+
+
+@contextlib.contextmanager
+def tinyjit_planner(planner: Callable[[Any, set], Any]) -> Iterator[None]:
+  """tinygrad's own TinyJit planning with `planner` (a `(linear, held) -> linear` function, a mutant say) in place of
+  memory_plan_rewrite: how a test shows a planner bug corrupts a real TinyJit's results."""
+  require()
+  jit_mod = importlib.import_module("tinygrad.engine.jit")
+  real = jit_mod.memory_plan_rewrite
+  jit_mod.memory_plan_rewrite = lambda linear, held_bufs=None: planner(linear, set(held_bufs or ()))
+  try: yield
+  finally: jit_mod.memory_plan_rewrite = real
 
 
 def fill_buffer(u: Any, byte: int) -> None:

@@ -473,6 +473,45 @@ def copy_roundtrip() -> Subject:
   return Subject(step, per_call((4, 8), seed=360))
 
 
+# ---------- sharded over several devices ----------
+
+SHARDS = ("CPU", "CPU:1")
+
+
+@program
+def sharded_sgd() -> Subject:
+  """A parameter split over two devices, the input sharded inside the step, a reduction over the split axis (an
+  all-reduce) brought back to CPU, and an SGD step on the sharded parameter: multi-device BUFFERs, MSELECT, MSTACK."""
+  w = Tensor(arr(370, 8, 4, scale=0.5)).shard(SHARDS, axis=0).realize()
+  opt = nn.optim.SGD([w], lr=0.1)
+
+  def step(x: Tensor) -> Tensor:
+    w.grad = None
+    h = (x.shard(SHARDS, axis=0) * w).relu()
+    loss = h.sum(0)
+    loss.sum().backward()
+    with Context(TRAINING=1): opt.step()
+    return loss.to("CPU").realize()
+  return Subject(step, per_call((8, 4), seed=371), lambda: {"w": w, "w.grad": w.grad})
+
+
+@program
+def sharded_replicated_adam() -> Subject:
+  """A replicated (axis=None) parameter and Adam's state on both devices, two sharded intermediates live at once."""
+  w = Tensor(arr(380, 16, 8, scale=0.5)).shard(SHARDS, axis=None).realize()
+  opt = nn.optim.Adam([w], lr=0.01)
+
+  def step(x: Tensor) -> Tensor:
+    w.grad = None
+    xs = x.shard(SHARDS, axis=None)
+    a, b = (xs * w).contiguous(), (xs + w).exp().contiguous()
+    loss = (a * b).mean()
+    loss.backward()
+    with Context(TRAINING=1): opt.step()
+    return loss.to("CPU").realize()
+  return Subject(step, per_call((16, 8), seed=381), lambda: {"w": w, "w.grad": w.grad, "m": opt.m[0], "v": opt.v[0]})
+
+
 # ---------- symbolic ----------
 
 def bound_n(k: int) -> object:

@@ -183,6 +183,24 @@ def symbolic_pad_view_one_value() -> Subject:
   return symbolic_pad_view((5,))
 
 
+def variable_escape(values: tuple[int, ...] = (3, 5, 7, 2, 6)) -> Subject:
+  """A lazy sum over the first n rows kept outside the step, and a parameter's lazy .grad through x[:n]: both graphs
+  hold n's capture-time value, which replays keep (the step's Python, and so the bind, never runs again)."""
+  w, kept = param(5, 4, 4), []
+  def step(x: Tensor, n: object) -> Tensor:
+    w.grad = None
+    kept[:] = [(x[:n] * 3).sum(0)]
+    (x[:n] @ w).sum().backward()
+    return (x * 2).realize()
+  return Subject(step, lambda k, _: [*arrays(k, (8, 4)), Variable("n", 1, 8).bind(values[k % len(values)])],
+                 lambda: {"kept[0]": kept[0], "w.grad": w.grad})
+
+
+def variable_escape_one_value() -> Subject:
+  """The same with n bound to one value every call: the escapes are exact, so they are compared."""
+  return variable_escape((5,))
+
+
 # ---------- refusals by design, and programs eager tinygrad already rejects ----------
 
 def nested_jit() -> Subject:

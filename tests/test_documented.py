@@ -13,6 +13,8 @@ Each program runs under tinygrad's own TinyJit and under PlannedJit. Rule by rul
 - prune freezing: `test_prune_freezing_is_documented_but_counted` (and its limit in tests/test_invariants.py: an
   unsound prune split is reported)
 - symbolic pad views and views of symbolic outputs: `test_symbolic_views_are_compared_only_at_the_capture_value`
+- (not in the facts file, found by issue 10's research) a lazy escape over a bound Variable keeps the capture call's
+  value, as any Python value frozen at capture: `test_variable_escapes_are_compared_only_at_the_capture_value`
 - eager's own write-after-read hazard (tinygrad#17074): `grad_read_after_update`
 - `.realize()` cuts autograd: `realize_cuts_autograd`
 - eager errors make a program invalid: `EAGER_ERRORS`
@@ -22,7 +24,7 @@ import numpy as np
 import pytest
 
 from oracle.check import check
-from oracle.compare import SYMBOLIC_VIEW, judge
+from oracle.compare import SYMBOLIC_VIEW, VARIABLE_ESCAPE, judge
 from oracle.findings import WRONG_VALUES
 from oracle.runs import FRESH, SAME_BUFFER, CallRecord, Trace
 from oracle.targets import Target
@@ -93,6 +95,16 @@ def test_symbolic_views_are_compared_only_at_the_capture_value(target) -> None:
   assert varying.findings == [] and varying.skipped[SYMBOLIC_VIEW] == 3 and varying.compared == 7
   fixed = check(programs.symbolic_pad_view_one_value, target)
   assert fixed.findings == [] and not fixed.skipped and fixed.compared == 10
+
+
+@pytest.mark.parametrize("target", TARGETS, ids=lambda t: t.kind)
+def test_variable_escapes_are_compared_only_at_the_capture_value(target) -> None:
+  """With inputs refilled in place, a kept lazy sum over x[:n] and a lazy .grad through x[:n] are skipped on replays
+  bound to another n and compared on the rest; with one n on every call they are compared on every call."""
+  varying = check(programs.variable_escape, target)
+  assert varying.findings == [] and varying.skipped[VARIABLE_ESCAPE] == 6 and varying.compared == 9
+  fixed = check(programs.variable_escape_one_value, target)
+  assert fixed.findings == [] and not fixed.skipped and fixed.compared == 15
 
 
 def test_a_symbolic_view_wrong_at_the_capture_value_is_reported() -> None:

@@ -13,14 +13,18 @@ has no numpy dtype, so it is never a leaf (only a cast), and tinygrad reads it b
 """
 from __future__ import annotations
 
+import math
+
 from hypothesis import strategies as st
 
 from fuzz.builder import F32, Builder, Value
+from fuzz.features.chain import BIG_SHAPES
 from fuzz.features.feature import FLOATS, Feature, Row
 
 # simplest first: a failure shrinks towards int32
 DTYPES = ("int32", "bool", "float64", "int64", "uint8", "bfloat16", "float16")
 INTEGERS = ("int32", "int64", "uint8")
+WIDE = ("int64", "float64")
 
 
 def into(b: Builder, a: Value, d: str) -> Value:
@@ -50,8 +54,11 @@ def op_in(b: Builder, v: Value) -> Value:
 
 
 def draw_dtype(b: Builder, a: Value) -> Value:
+  """From `a`, or (when `a` is small: always for 8-byte elements, else often) from a new input of 64 or 256 elements:
+  an 8-byte element type then outgrows the arena's 256-byte block, where element widths matter to a planner."""
   from planner import tg
   d = b.draw(st.sampled_from(tg.usable_dtypes(DTYPES)))
+  if math.prod(a.shape) <= 32 and (d in WIDE or b.draw(st.booleans())): a = b.leaf("x", b.draw(st.sampled_from(BIG_SHAPES)), F32)
   q = into(b, a, d)
   v = b.emit("contiguous", (q.name,), q.shape, d, [q])
   for _ in range(b.draw(st.integers(0, 2))): v = op_in(b, v)

@@ -12,6 +12,8 @@ device).
 """
 from __future__ import annotations
 
+import math
+
 from hypothesis import strategies as st
 
 from fuzz.builder import DEFAULT, F32, Builder, Value, promote
@@ -19,16 +21,24 @@ from fuzz.features.feature import Feature, Row
 from fuzz.single_ops import ELEMENTWISE, draw_op
 
 COUNTS = (2, 4)
+SHARD_SHAPES = ((8, 16), (4, 8, 8), (8, 8, 8))  # palette shapes of 512 B to 2 KiB
 
 
 def draw_shard(b: Builder, a: Value) -> Value:
+  """From `a`, or (mostly, when `a` is small) from a new input of 128 to 512 elements, so each device's part of a
+  sharded buffer outgrows the arena's 256-byte block. Two sharded intermediates are mostly live at once: `h1 = (v * other).contiguous()`,
+  `h2 = op(h1).contiguous()`, then `h1 * h2`."""
+  if math.prod(a.shape) <= 64 and b.draw(st.integers(0, 3)) < 3: a = b.leaf("x", b.draw(st.sampled_from(SHARD_SHAPES)), F32)
   n = b.draw(st.sampled_from(COUNTS))
   axis = b.draw(st.sampled_from([None, *(i for i, d in enumerate(a.shape) if d % n == 0)]))
   role = f"SHARD{n}:{axis}"  # values of one sharding mix only with each other
   v = b.emit("shard", (a.name, n, axis), a.shape, a.dtype, [a], role, pooled=False)
   other = b.leaf(b.draw(st.sampled_from(("p", "x"))), a.shape, F32, pool=False, shard=(n, axis), device=role)
   v = b.emit(b.draw(st.sampled_from(("mul", "add"))), (v.name, other.name), a.shape, promote(a.dtype, F32), [v, other])
-  if b.draw(st.booleans()): v = draw_op(b, v, b.draw(st.sampled_from(ELEMENTWISE)))
+  if b.draw(st.integers(0, 3)) < 3:
+    h1 = draw_op(b, v, "contiguous")
+    h2 = draw_op(b, draw_op(b, h1, b.draw(st.sampled_from(ELEMENTWISE))), "contiguous")
+    v = b.emit("mul", (h1.name, h2.name), v.shape, v.dtype, [h1, h2])
   if axis is not None and b.draw(st.booleans()):
     v = b.emit("sum", (v.name, axis, True), v.shape[:axis] + (1,) + v.shape[axis + 1:], v.dtype, [v])
   if b.draw(st.integers(0, 2)) == 2: b.keep.append(v.name)

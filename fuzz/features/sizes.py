@@ -33,8 +33,11 @@ def draw_big(b: Builder, a: Value) -> Value:
 
 
 def draw_tiny(b: Builder, a: Value) -> Value:
-  t = draw_op(b, b.emit("total", (a.name,), (1,), a.dtype, [a]), "contiguous")
-  return b.emit("mul", (a.name, t.name), a.shape, a.dtype, [a, t])
+  """`y = op(a).contiguous()`, its total in a buffer of its own, then `y * total`: the one-element buffer is made
+  while y's is still to be read."""
+  y = draw_op(b, draw_op(b, a, b.draw(st.sampled_from(ELEMENTWISE))), "contiguous")
+  t = draw_op(b, b.emit("total", (y.name,), (1,), y.dtype, [y]), "contiguous")
+  return b.emit("mul", (y.name, t.name), y.shape, y.dtype, [y, t])
 
 
 def draw_size(b: Builder, a: Value) -> Value:
