@@ -143,10 +143,17 @@ def usable_dtypes(names: tuple[str, ...]) -> tuple[str, ...]:
   ("__bf16 is not supported on this target")."""
   def works(name: str) -> bool:
     try:
-      with _quiet_stderr(), Context(PARALLEL=0): Tensor([1.0, 2.0]).cast(name).contiguous().float().realize()  # compiled here
+      with _quiet_stderr(), _compile_here(): Tensor([1.0, 2.0]).cast(name).contiguous().float().realize()
       return True
     except Exception: return False
   return tuple(n for n in names if works(n))
+
+
+def _compile_here() -> contextlib.AbstractContextManager:
+  """Compile in this process (a compile pool's workers keep the stderr they started with); tinygrad before 0.14 has
+  no PARALLEL and compiles here anyway."""
+  from tinygrad.helpers import ContextVar
+  return Context(PARALLEL=0) if "PARALLEL" in getattr(ContextVar, "_cache", {}) else contextlib.nullcontext()
 
 
 # ---------- internals ----------

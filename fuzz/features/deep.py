@@ -16,7 +16,9 @@ LONG = 16  # steps a long-lived buffer spans
 
 
 def draw_deep(b: Builder, a: Value) -> Value:
-  """On a 2-D float32 `a` (rows, k): every layer a new (k, k) parameter; a skip from the first activation every few."""
+  """On `a` when it is 2-D float32 (rows, k), else on a new (4, 8) input: every layer a new (k, k) parameter; a skip
+  from the first activation every few."""
+  if len(a.shape) != 2 or a.dtype != F32: a = b.leaf("x", (4, 8), F32)
   k = a.shape[-1]
   h = first = None
   for i in range(b.draw(st.integers(*LAYERS))):
@@ -31,5 +33,4 @@ def draw_deep(b: Builder, a: Value) -> Value:
 def _long_lived(rows: tuple[Row, ...]) -> bool: return any(r[5] - r[4] >= LONG for r in rows)
 
 
-FEATURE = Feature("deep", None, _long_lived, f"planned a buffer live over {LONG}+ steps", draw_deep,
-                  applies=lambda b, a: len(a.shape) == 2 and a.dtype == F32)
+FEATURE = Feature("deep", None, _long_lived, f"planned a buffer live over {LONG}+ steps", draw_deep)

@@ -73,4 +73,9 @@ def draw_dtype(b: Builder, a: Value) -> Value:
 def _other_width(rows: tuple[Row, ...]) -> bool: return any(r[2] not in FLOATS for r in rows)
 
 
-FEATURE = Feature("dtypes", None, _other_width, "planned a buffer of another dtype", draw_dtype)
+def _usable(b: Builder, a: Value) -> bool:
+  from planner import tg
+  return bool(tg.usable_dtypes(DTYPES))
+
+
+FEATURE = Feature("dtypes", None, _other_width, "planned a buffer of another dtype", draw_dtype, applies=_usable)
