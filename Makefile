@@ -19,7 +19,7 @@ setup: $(STAMP)
 	@mkdir -p .cache
 
 test: setup
-	PLANFUZZ_PROFILE=ci $(BIN)/pytest tests/ fuzz/ -q -p no:cacheprovider --hypothesis-seed=0 --examples 40 --durations=15
+	PLANFUZZ_PROFILE=ci $(BIN)/pytest tests/ fuzz/ -q -p no:cacheprovider -n 2 --hypothesis-seed=0 --examples 40 --durations=15
 
 fuzz: setup
 	$(BIN)/pytest fuzz/ -q -p no:cacheprovider --hypothesis-seed=$(SEED)

@@ -32,9 +32,12 @@ COMPOUND_ONE_IN = 2
 
 
 def draw_kind(b: Builder, a: Value) -> Value:
-  """Mostly a single op, one in COMPOUND_ONE_IN a compound draw (the draw shrinks towards single ops)."""
+  """Mostly a single op, one in COMPOUND_ONE_IN a compound draw (the draw shrinks towards single ops); at most one
+  heavy compound draw (deep, sharded, big buffers) a program."""
   if b.draw(st.integers(1, COMPOUND_ONE_IN)) == COMPOUND_ONE_IN:
-    feature = b.draw(st.sampled_from([f for f in COMPOUND if f.applies(b, a)]))
+    heavy = any(f.heavy and f.name in b.features for f in COMPOUND)
+    fits = [f for f in COMPOUND if f.applies(b, a) and not (heavy and f.heavy)]
+    feature = b.draw(st.sampled_from([f for f in fits for _ in range(f.weight)]))
     b.features.append(feature.name)
     return feature.draw(b, a)
   return draw_op(b, a, b.draw(st.sampled_from(applicable(a))))

@@ -10,8 +10,8 @@ from fuzz.features import chain, conv, deep, dtypes, realize, second_device, sha
 from fuzz.features.feature import Feature
 from fuzz.features.step import STEP_FEATURES
 
-COMPOUND: tuple[Feature, ...] = tuple(m.FEATURE for m in (second_device, realize, chain, conv, symbolic, state_read, dtypes,
-                                                           sizes, deep, shard))
+COMPOUND: tuple[Feature, ...] = (*(m.FEATURE for m in (second_device, realize, chain, conv, symbolic, state_read, dtypes)),
+                                  sizes.TINY_FEATURE, sizes.BIG_FEATURE, deep.FEATURE, shard.FEATURE)
 FEATURES: tuple[Feature, ...] = COMPOUND + STEP_FEATURES
 
 __all__ = ["COMPOUND", "FEATURES", "Feature"]

@@ -33,4 +33,4 @@ def draw_deep(b: Builder, a: Value) -> Value:
 def _long_lived(rows: tuple[Row, ...]) -> bool: return any(r[5] - r[4] >= LONG for r in rows)
 
 
-FEATURE = Feature("deep", None, _long_lived, f"planned a buffer live over {LONG}+ steps", draw_deep)
+FEATURE = Feature("deep", None, _long_lived, f"planned a buffer live over {LONG}+ steps", draw_deep, heavy=True, weight=1)

@@ -40,12 +40,9 @@ def draw_tiny(b: Builder, a: Value) -> Value:
   return b.emit("mul", (y.name, t.name), y.shape, y.dtype, [y, t])
 
 
-def draw_size(b: Builder, a: Value) -> Value:
-  """Big or tiny, tiny first (it shrinks towards the cheaper one)."""
-  return draw_big(b, a) if b.draw(st.booleans()) else draw_tiny(b, a)
+def _big(rows: tuple[Row, ...]) -> bool: return any(r[3] >= BIG_BYTES for r in rows)
+def _tiny(rows: tuple[Row, ...]) -> bool: return any(r[3] <= TINY_BYTES for r in rows)
 
 
-def _extreme(rows: tuple[Row, ...]) -> bool: return any(r[3] <= TINY_BYTES or r[3] >= BIG_BYTES for r in rows)
-
-
-FEATURE = Feature("sizes", None, _extreme, "planned a buffer of at most 8 B or at least 4 KiB", draw_size)
+BIG_FEATURE = Feature("big buffers", None, _big, "planned a buffer of at least 4 KiB", draw_big, heavy=True, weight=3)
+TINY_FEATURE = Feature("one-element buffers", None, _tiny, "planned a buffer of at most 8 B", draw_tiny)
