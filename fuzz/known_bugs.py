@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from oracle.findings import STALE, VALUE_KINDS, Finding
+from oracle.findings import JIT_ERROR, STALE, VALUE_KINDS, Finding
 from planner import tg
 
 KNOWN_DIR = Path(__file__).parent / "known"
@@ -63,6 +63,17 @@ def _stale_value(f: Finding) -> bool:
   return f.kind == STALE and not f.details.get("lazy_at_capture")
 
 
+def _hcq_multi_device_assert(f: Finding) -> bool:
+  return f.kind == JIT_ERROR and "must be BUFFER Ops.PARAM" in str(f.details.get("error", ""))
+
+
+def _sharded(program: Any) -> bool:
+  """A fuzz program with a sharded leaf or shard op (None, a program not from the fuzzer: it may be)."""
+  if program is None: return True
+  leaves = [*program.params, *program.inputs, *program.state]
+  return any(leaf.shard for leaf in leaves) or any(op.kind == "shard" for op in program.body)
+
+
 KNOWN_BUGS: tuple[KnownBug, ...] = (
   KnownBug("lazy-escape-frozen-on-read",
            "the first read of a tensor left lazy by the capture call (a .grad, a tensor kept outside the step) realizes "
@@ -75,6 +86,11 @@ KNOWN_BUGS: tuple[KnownBug, ...] = (
            "(PlannedJit's prune stage mirrors tinygrad's, so both show it)",
            KNOWN_DIR / "prune_freezes_state_reader.py", lambda f: f.kind == PRUNE_SPLIT, "prune",
            lambda f: f.kind == PRUNE_SPLIT or f.kind in VALUE_KINDS),
+  KnownBug("hcq2-sharded-capture-asserts",
+           "with HCQ2=1 capturing a step that uses a sharded (multi-device) tensor raises 'AssertionError: must be "
+           "BUFFER Ops.PARAM' in tinygrad's hcq lowering, which does not take a multi-device PARAM",
+           KNOWN_DIR / "hcq2_sharded_capture_asserts.py", _hcq_multi_device_assert, "capture", _hcq_multi_device_assert,
+           lambda program: bool(tg.environment_knobs().get("HCQ2")) and _sharded(program)),
   KnownBug("hcq2-fed-back-output-read-stale",
            "with HCQ2=1 a replay given the JIT's own output back as its input copies it, as it must, but the single 'hcq' "
            "call computes from the previous call's input data instead of the copy",
