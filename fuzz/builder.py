@@ -59,7 +59,6 @@ class Builder:
   values: list[Value] = field(default_factory=list)
   body: list[Op] = field(default_factory=list)
   keep: list[str] = field(default_factory=list)  # kept outside the step whatever is drawn: lazies over realized or off-pool values
-  symbolic: bool = False
   features: list[str] = field(default_factory=list)  # compound draws made, by feature name
 
   def leaf(self, role: str, shape: Shape, dtype: str | None = None, pool: bool = True, shard: tuple | None = None,

@@ -69,9 +69,8 @@ def _hcq_multi_device_assert(f: Finding) -> bool:
 
 def _sharded(program: Any) -> bool:
   """A fuzz program with a sharded leaf or shard op (None, a program not from the fuzzer: it may be)."""
-  if program is None: return True
-  leaves = [*program.params, *program.inputs, *program.state]
-  return any(leaf.shard for leaf in leaves) or any(op.kind == "shard" for op in program.body)
+  from fuzz.render import sharded
+  return program is None or sharded(program)
 
 
 KNOWN_BUGS: tuple[KnownBug, ...] = (

@@ -122,7 +122,7 @@ def _programs(draw: st.DrawFn) -> Program:
   views = {v.name for v in ops if v.view}
   if not (realize_grads or state_updates or update) and all(n in views for n in returned_names(returns)):
     realize_grads = True  # else the capture may schedule nothing, which TinyJit rejects ("didn't JIT anything")
-  variable = Bound(draw(st.sampled_from((1, 3, 5))), draw(st.integers(0, 7))) if b.symbolic else None
+  variable = Bound(draw(st.sampled_from((1, 3, 5))), draw(st.integers(0, 7))) if "symbolic" in b.features else None
   return Program(tuple(b.params), tuple(b.inputs), tuple(b.state), tuple(b.body), tuple(backward), returns, kept,
                  realize_grads, tuple(state_updates), update, prune, feedback, variable,
                  features=tuple(dict.fromkeys(b.features)))

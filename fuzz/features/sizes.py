@@ -2,8 +2,9 @@
 
 Big: a new (n, n) float32 input, n in 32, 64, 128, 256, through two or three kernels that each write a buffer of its size
 (elementwise ops, sometimes a matmul with a new (n, n) parameter), reduced back to a palette shape and combined with
-`a`. Two big buffers live at once put arena offsets past 64 KiB. Tiny: `a.sum().reshape(1)` in a buffer of its own,
-broadcast back over `a`. Few shapes, so kernels stay cached and rates hold.
+`a`. Two big buffers live at once put arena offsets past 64 KiB. Tiny: `y = op(a).contiguous()`, its total
+`y.sum().reshape(1)` in a buffer of its own, broadcast back over `y`. Two features (big is heavy, tiny cheap); few
+shapes, so kernels stay cached.
 """
 from __future__ import annotations
 

@@ -27,7 +27,6 @@ CACHES = ((8, 4), (8, 32))
 
 
 def draw_symbolic(b: Builder, a: Value) -> Value:
-  b.symbolic = True
   form = b.draw(st.sampled_from(FORMS))
   if form == "kv": return draw_kv(b, a)
   fits = len(a.shape) >= 2 and a.shape[0] == 8 and (form != "symbolic" or b.can_realize(a))
