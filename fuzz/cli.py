@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -119,15 +120,27 @@ def cmd_run(args: argparse.Namespace) -> int:
           f"shrink budget {args.shrink_budget:g}s a bug; database {args.db}"
           f"{' + ' + args.shared_db + ' (read-only)' if args.shared_db else ''}", file=sys.stderr)
     started = time.perf_counter()
-    run_pool(jobs, on_event, args.timeout, triage.on_slot)
+    interrupted = _run_interruptibly(lambda: run_pool(jobs, on_event, args.timeout, triage.on_slot))
     progress.show(triage.stats.examples, triage.examples_with_findings(), final=True)
   bugs = triage.finish(confirm=not args.no_confirm, parallel=len(jobs), timeout=args.timeout)
   lines = triage.stats.summary() + [f"wall clock {time.perf_counter() - started:.1f}s, of which the workers shrank bugs for "
                                     f"{triage.shrink_seconds:.1f}s (summed over workers)"]
+  if interrupted: lines.append(f"INTERRUPTED by {interrupted}: the figures above cover the examples finished before it")
   print("\n".join(lines))
   md = _write_report(args, target, triage, bugs, tuple(lines))
   print(f"report: {md}")
   return EXIT_FOUND if any(b.new for b in bugs) else EXIT_OK
+
+
+def _run_interruptibly(pool: Any) -> str | None:
+  """Run the pool; Ctrl-C or SIGTERM (a CI job's timeout) stops it early and returns the signal's name, so a long
+  campaign cut short still writes its summary, bugs and report for what it ran."""
+  def stop(signum: int, frame: Any) -> NoReturn: raise KeyboardInterrupt(signal.Signals(signum).name)
+  previous = signal.signal(signal.SIGTERM, stop)
+  try: pool()
+  except KeyboardInterrupt as e: return str(e) or "SIGINT"
+  finally: signal.signal(signal.SIGTERM, previous)
+  return None
 
 
 def _write_report(args: argparse.Namespace, target: Any, triage: Any, bugs: list, summary: tuple[str, ...]) -> Path:

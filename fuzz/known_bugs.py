@@ -98,6 +98,36 @@ KNOWN_BUGS: tuple[KnownBug, ...] = (
 )
 
 
+@dataclass(frozen=True)
+class AvoidedBug:
+  """A tinygrad bug that makes a valid program fail loudly, in eager as in the JIT: such a program is a rejection, not
+  a finding, so the generator keeps a rule that avoids it (stated in the feature module that keeps it). The repro's
+  strict xfail turns CI red the day tinygrad fixes it, and the rule can go."""
+  name: str
+  mechanism: str
+  repro: Path
+  rule: str
+
+
+AVOIDED_BUGS: tuple[AvoidedBug, ...] = (
+  AvoidedBug("shard-split-grad-unbound-variable",
+             "the backward of `t.shard(devices, axis=k)` gathers the parts with a kernel indexed by the device number, a "
+             "Variable nothing binds: realizing t.grad raises \"unbound Variable '_device_num'\"",
+             KNOWN_DIR / "shard_split_grad_unbound_variable.py",
+             "fuzz.features.shard: a value that reaches a parameter is sharded replicated (axis None), never split"),
+  AvoidedBug("multi-grad-from-other-device",
+             "a multi-device tensor's grad that arrives through a copy from another device is copied into its shards by a "
+             "kernel tinygrad's verifier rejects (\"UOp verification failed ... Ops.RANGE\")",
+             KNOWN_DIR / "multi_grad_from_other_device.py",
+             "fuzz.features.shard: a sharded value comes back with `.to(DEFAULT).contiguous_backward()`"),
+  AvoidedBug("multi-grad-expanded",
+             "a multi-device tensor's grad that is a broadcast buffer (the other factor of a product) is copied into its "
+             "shards without being made contiguous (\"UOp verification failed ... Ops.EXPAND\")",
+             KNOWN_DIR / "multi_grad_expanded.py",
+             "fuzz.features.shard: a sharded value comes back with `.to(DEFAULT).contiguous_backward()`"),
+)
+
+
 def maybe_known(f: Finding, program: Any = None) -> bool:
   """Looks like a known bug, before blame: worth the attribution runs that tell."""
   return any(b.suspect(f) and b.applies(program) for b in KNOWN_BUGS)

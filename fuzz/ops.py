@@ -60,6 +60,9 @@ OPS: dict[str, OpSpec] = {
   "select": OpSpec(3, lambda v, c: f"{v[0]}.where({v[1]}, {v[2]})"),  # a bool mask picks between two values
   "total": _unary("{0}.sum().reshape(1)"),  # one element
   "shard": _unary("{0}.shard(shards({1}), axis={2})"),  # over n devices of the default device's kind (`fuzz.render`)
+  # a sharded value back on one device, its grad made contiguous before it goes to the shards (tinygrad 0.14.0 cannot
+  # copy an expanded grad, or one copied from another device, into a multi-device tensor: fuzz.known_bugs.AVOIDED_BUGS)
+  "unshard": _unary("{0}.to({1}).contiguous_backward()"),
   # an nn.Conv2d(cin, cout, 3, padding=1) on `x` seen as NCHW, flattened back to a palette shape
   "conv2d": OpSpec(3, lambda v, c: f"{v[0]}.reshape({c[0]}).conv2d({v[1]}, {v[2]}, padding=1).reshape({c[1]})"),
   # realized where drawn: a lazy rand would be re-drawn whenever a lazy escape holding it is read

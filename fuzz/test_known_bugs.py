@@ -1,4 +1,5 @@
-"""Every known tinygrad bug still reproduces: a strict xfail, so the day tinygrad fixes one, this turns red.
+"""Every known tinygrad bug (and every one the generator avoids) still reproduces: a strict xfail, so the day
+tinygrad fixes one, this turns red.
 
 Only the repro's own verdict counts as the expected failure (exit 1 with a MISMATCH line): a repro that crashes
 for another reason is a real failure, never hidden behind the xfail."""
@@ -7,14 +8,14 @@ import sys
 
 import pytest
 
-from fuzz.known_bugs import KNOWN_BUGS
+from fuzz.known_bugs import AVOIDED_BUGS, KNOWN_BUGS
 
 
 class StillReproduces(AssertionError):
   pass
 
 
-@pytest.mark.parametrize("bug", KNOWN_BUGS, ids=lambda b: b.name)
+@pytest.mark.parametrize("bug", KNOWN_BUGS + AVOIDED_BUGS, ids=lambda b: b.name)
 @pytest.mark.xfail(strict=True, raises=StillReproduces, reason="a known tinygrad bug: see fuzz/known_bugs.py")
 def test_known_bug_is_fixed(bug) -> None:
   out = subprocess.run([sys.executable, str(bug.repro)], capture_output=True, text=True, timeout=300)

@@ -53,7 +53,7 @@ def devices(program: Program) -> dict[str, str]:
   its first operand's."""
   dev = {leaf.name: "DEFAULT" if leaf.shard is None else f"shard{leaf.shard}" for leaf in program.params + program.inputs + program.state}
   for op in program.body:
-    if op.kind == "to": dev[op.out] = op.args[1]
+    if op.kind in ("to", "unshard"): dev[op.out] = op.args[1]
     elif op.kind == "shard": dev[op.out] = f"shard{op.args[1:]}"
     else: dev[op.out] = dev[op.args[0]] if OPS[op.kind].arity else "DEFAULT"
   return dev
@@ -65,6 +65,15 @@ def assert_devices_agree(program: Program) -> None:
     assert len({dev[a] for a in op.args[:OPS[op.kind].arity]}) <= 1, f"{op} mixes devices"
   assert all(dev[b.value] == "DEFAULT" for b in program.backward), "losses live on the default device"
   assert all(dev[u.source] == "DEFAULT" for u in program.state_updates if u.source is not None), "state is updated from the default device"
+  assert_avoids_multi_grad_bugs(program, dev)
+
+
+def assert_avoids_multi_grad_bugs(program: Program, dev: dict[str, str]) -> None:
+  """The rules that keep sharded programs clear of tinygrad's multi-device grad bugs (fuzz.known_bugs.AVOIDED_BUGS)."""
+  params, reach = {p.name for p in program.params}, dependencies(program)
+  for op in program.body:
+    if op.kind == "shard" and op.args[2] is not None: assert not reach[op.args[0]] & params, f"{op} splits a value with a grad"
+    if op.kind == "to": assert not dev[op.args[0]].startswith("shard"), f"{op} leaves the shards without contiguous_backward"
 
 
 def assert_feedback_valid(program: Program, i: int) -> None:
@@ -107,7 +116,7 @@ def op_shape(op: Op, shape: dict[str, tuple[int, ...]]) -> tuple[int, ...]:
   if op.kind in ("reshape", "expand"): return op.args[1]
   if op.kind == "rand": return op.args[0]
   if op.kind == "conv2d": return op.args[4]
-  if op.kind in ("contiguous", "realize", "to", "relu", "neg", "exp", "sqrt", "sigmoid", "scale", "cast", "flip"):
+  if op.kind in ("contiguous", "realize", "to", "unshard", "relu", "neg", "exp", "sqrt", "sigmoid", "scale", "cast", "flip"):
     return shape[op.args[0]]
   return (0,)  # not needed: counts as small
 

@@ -84,7 +84,9 @@ Event = Result | ShrinkStep
 
 def _worker(job: Job, conn: Any) -> None:
   """A worker's main: each message is written before the example starts (a Pipe send is synchronous), so an abort
-  in the middle of an example still leaves its 'start' for the parent to read."""
+  in the middle of an example still leaves its 'start' for the parent to read. Ctrl-C is the parent's to handle: it
+  stops the pool and reports what the workers finished."""
+  signal.signal(signal.SIGINT, signal.SIG_IGN)
   explore(job, conn.send)
   conn.send(("exit", job.worker))
   conn.close()

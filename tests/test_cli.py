@@ -70,3 +70,16 @@ def test_nothing_found_is_exit_0_with_a_summary(tmp_path: Path) -> None:
   assert "2 examples in" in run.stdout and "findings: none" in run.stdout
   assert sorted(p.name for p in tmp_path.iterdir()) == ["report.json", "report.md"]
   assert "**0 new bug(s), 0 known tinygrad bug(s).**" in (tmp_path / "report.md").read_text()
+
+
+def test_a_campaign_cut_short_still_reports_what_it_ran(tmp_path: Path) -> None:
+  """SIGTERM (a CI job's timeout) mid-campaign: the workers stop, and the summary and report cover what finished."""
+  proc = subprocess.Popen([sys.executable, "-m", "fuzz.cli", "run", "--examples", "100000", "--seed", "0", "--db", "none",
+                           "--repro-dir", str(tmp_path)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+  for line in proc.stderr:  # progress lines come every 5 s off a terminal: wait until some examples have finished
+    if line.startswith("planfuzz: ") and not line.startswith("planfuzz: 0/") and "/100000 examples" in line: break
+  proc.terminate()
+  out, _ = proc.communicate(timeout=120)
+  assert proc.returncode == 0, out
+  assert "INTERRUPTED by SIGTERM" in out and "findings: none" in out
+  assert "INTERRUPTED by SIGTERM" in (tmp_path / "report.md").read_text()

@@ -8,7 +8,10 @@ multi-device BUFFERs read through MSELECT/MSTACK, which tinygrad plans into per-
 
 Rules kept: the split axis's size is divisible by the device count (tinygrad raises "multi axis uneven" otherwise);
 operands of one op share one sharding; sharded values never feed state updates or feedback (those live on the default
-device).
+device). Rules that avoid tinygrad bugs (fuzz.known_bugs.AVOIDED_BUGS, each a strict xfail): a value that reaches a
+parameter is replicated, never split (its grad would need the unbound '_device_num'); a sharded value comes back with
+`.to(DEFAULT).contiguous_backward()` (a grad that is a broadcast buffer, or a copy from another device, cannot be copied
+into the shards).
 """
 from __future__ import annotations
 
@@ -30,7 +33,8 @@ def draw_shard(b: Builder, a: Value) -> Value:
   `h2 = op(h1).contiguous()`, then `h1 * h2`."""
   if math.prod(a.shape) <= 64 and b.draw(st.integers(0, 3)) < 3: a = b.leaf("x", b.draw(st.sampled_from(SHARD_SHAPES)), F32)
   n = b.draw(st.sampled_from(COUNTS))
-  axis = b.draw(st.sampled_from([None, *(i for i, d in enumerate(a.shape) if d % n == 0)]))
+  splits = [] if b.reach()[a.name] & {p.name for p in b.params} else [i for i, d in enumerate(a.shape) if d % n == 0]
+  axis = b.draw(st.sampled_from([None, *splits]))
   role = f"SHARD{n}:{axis}"  # values of one sharding mix only with each other
   v = b.emit("shard", (a.name, n, axis), a.shape, a.dtype, [a], role, pooled=False)
   other = b.leaf(b.draw(st.sampled_from(("p", "x"))), a.shape, F32, pool=False, shard=(n, axis), device=role)
@@ -42,7 +46,7 @@ def draw_shard(b: Builder, a: Value) -> Value:
   if axis is not None and b.draw(st.booleans()):
     v = b.emit("sum", (v.name, axis, True), v.shape[:axis] + (1,) + v.shape[axis + 1:], v.dtype, [v])
   if b.draw(st.integers(0, 2)) == 2: b.keep.append(v.name)
-  return b.emit("to", (v.name, DEFAULT), v.shape, v.dtype, [v], DEFAULT, pooled=True)
+  return b.emit("unshard", (v.name, DEFAULT), v.shape, v.dtype, [v], DEFAULT, pooled=True)
 
 
 def _multi_device(rows: tuple[Row, ...]) -> bool: return any(not isinstance(r[0], str) for r in rows)
