@@ -87,13 +87,14 @@ class Progress:
     self.total, self.start, self.last = total, time.perf_counter(), 0.0
     self.tty = sys.stderr.isatty()
 
-  def show(self, examples: int, findings: int, final: bool = False) -> None:
+  def show(self, examples: int, bugs: list, final: bool = False) -> None:
+    """`bugs`: the distinct bugs so far; the line counts new ones apart from known tinygrad bugs, as the exit status does."""
     now = time.perf_counter()
     if not (final or self.tty or now - self.last >= 5): return
     self.last, elapsed = now, now - self.start
     of = f"/{self.total}" if self.total else ""
-    rate = examples / max(elapsed, 1e-9)
-    line = f"planfuzz: {examples}{of} examples, {findings} finding{'s' * (findings != 1)}, {rate:.2f}/s, {elapsed:.0f}s"
+    rate, new = examples / max(elapsed, 1e-9), sum(b.new for b in bugs)
+    line = f"planfuzz: {examples}{of} examples, {new} new bug{'s' * (new != 1)}, {len(bugs) - new} known, {rate:.2f}/s, {elapsed:.0f}s"
     print(("\r" if self.tty else "") + line, end="\n" if final or not self.tty else "", file=sys.stderr, flush=True)
 
 
@@ -114,14 +115,14 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     def on_event(event: Any) -> None:
       triage.on_event(event)
-      progress.show(triage.stats.examples, triage.examples_with_findings())
+      progress.show(triage.stats.examples, list(triage.stats.bugs.bugs.values()))
 
     print(f"planfuzz: {target.describe()}; mode {args.mode}; {calls} calls; seed {args.seed}; {len(jobs)} worker(s); "
           f"shrink budget {args.shrink_budget:g}s a bug; database {args.db}"
           f"{' + ' + args.shared_db + ' (read-only)' if args.shared_db else ''}", file=sys.stderr)
     started = time.perf_counter()
     interrupted = _run_interruptibly(lambda: run_pool(jobs, on_event, args.timeout, triage.on_slot))
-    progress.show(triage.stats.examples, triage.examples_with_findings(), final=True)
+    progress.show(triage.stats.examples, list(triage.stats.bugs.bugs.values()), final=True)
   bugs = triage.finish(confirm=not args.no_confirm, parallel=len(jobs), timeout=args.timeout)
   lines = triage.stats.summary() + [f"wall clock {time.perf_counter() - started:.1f}s, of which the workers shrank bugs for "
                                     f"{triage.shrink_seconds:.1f}s (summed over workers)"]

@@ -101,6 +101,7 @@ class Stats:
   advisories: Counter = field(default_factory=Counter)
   bugs: BugBook = field(default_factory=BugBook)
   census: Census = field(default_factory=Census)
+  rejected_examples: dict[str, str] = field(default_factory=dict)  # reason -> a script of its first program (planfuzz run)
 
   def record(self, verdict: Verdict, seconds: float, sample: Sample | None = None, program: Program | None = None) -> Bug | None:
     """Count one example (and, given its program, take its census); the new Bug when its findings have a signature not
@@ -138,13 +139,17 @@ class Stats:
     spans = [s for s in (self.span, other.span) if s]
     self.span = (min(s[0] for s in spans), max(s[1] for s in spans))
 
+  def _rejected_example(self, why: str) -> str:
+    return f" (first: {self.rejected_examples[why]})" if why in self.rejected_examples else ""
+
   def summary(self) -> list[str]:
     if not self.examples: return ["no fuzz examples ran"]
     total, n_rej = sum(self.seconds), sum(self.rejected.values())
     median = sorted(self.seconds)[len(self.seconds) // 2]
     lines = [f"{self.examples} examples in {total:.1f}s ({self.examples / total:.2f}/s, median {median * 1e3:.0f} ms, "
              f"max {max(self.seconds):.2f}s); {self.compared} observables compared",
-             f"rejected: {n_rej} ({100 * n_rej / self.examples:.1f}%)", *(f"  {n} x {why}" for why, n in self.rejected.most_common()),
+             f"rejected: {n_rej} ({100 * n_rej / self.examples:.1f}%)",
+             *(f"  {n} x {why}{self._rejected_example(why)}" for why, n in self.rejected.most_common()),
              *self.census.summary()]
     if self.workers > 1 and self.span:
       wall = self.span[1] - self.span[0]

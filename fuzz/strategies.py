@@ -58,6 +58,16 @@ def draw_returned(draw: st.DrawFn, names: list[str]) -> Returned:
   return Group("tuple" if top == 1 else "list", tuple(items))
 
 
+def one_device(draw: st.DrawFn, b: Builder, names: list[str]) -> list[str]:
+  """The parameters of one device (or one sharding) among `names`: an optimizer keeps its lr and step count on its
+  first parameter's device, so one over a sharded and a plain parameter fails in eager ("all buffers must be on the
+  same device")."""
+  shard_of = {p.name: p.shard for p in b.params}
+  homes = sorted({shard_of[n] for n in names}, key=lambda s: (s is not None, repr(s)))
+  home = draw(st.sampled_from(homes)) if len(homes) > 1 else None if not homes else homes[0]
+  return [n for n in names if shard_of[n] == home]
+
+
 def draw_feedback(b: Builder, returns: Returned, reach: dict[str, set[str]]) -> Feedback | None:
   """Sometimes: an explicit input that, from call 1 on, is the previous call's returned tensor of its shape and dtype.
   The returned tensor must be a kernel's own output on the default device (not a view: inputs are real buffers), and no returned
@@ -109,7 +119,7 @@ def _programs(draw: st.DrawFn) -> Program:
   kind = draw(st.sampled_from((None, "assign", "sgd", "adam"))) if not b.pruned and grads else None
   if kind is not None:
     dtypes_of = {p.name: p.dtype for p in b.params}
-    eligible = grads if kind == "assign" else [g for g in grads if dtypes_of[g] == F32]
+    eligible = grads if kind == "assign" else one_device(draw, b, [g for g in grads if dtypes_of[g] == F32])
     if eligible: update = Update(kind, tuple(draw(st.lists(st.sampled_from(eligible), min_size=1, max_size=len(eligible), unique=True))))
   names = [v.name for v in ops]
   returns = draw_returned(draw, names + [f"{g}.grad" for g in grads])

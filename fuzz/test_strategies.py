@@ -40,7 +40,10 @@ def test_programs_are_well_formed(program: Program) -> None:
   assert all(reach[b.value] & params for b in program.backward), "every backward() reaches a parameter"
   grads = set(program.grads_at_end())
   assert all(n in defined or n.removesuffix(".grad") in grads for n in returned_names(program.returns) + list(program.kept))
-  if program.update is not None: assert set(program.update.params) <= grads, "an update needs the grads it reads"
+  if program.update is not None:
+    assert set(program.update.params) <= grads, "an update needs the grads it reads"
+    shards = {p.name: p.shard for p in program.params}
+    assert program.update.kind == "assign" or len({shards[n] for n in program.update.params}) == 1, "an optimizer's params share a device"
   if program.prune:
     assert program.update is None and not program.uses_rand and program.variable is None, "prune freezes what the oracle drops"
   assert (program.variable is not None) == any(op.kind in SYMBOLIC for op in program.body), "n is bound iff it is used"

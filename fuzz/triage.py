@@ -12,7 +12,7 @@ from typing import Any
 
 from fuzz.bugs import Bug, Sample, headline
 from fuzz.confirm import CONTEXT_DEPENDENT, KNOWN, confirm_all, context_script
-from fuzz.driver import Stats, under_knobs
+from fuzz.driver import Stats, reason_class, under_knobs
 from fuzz.interpret import source
 from fuzz.workers import Event, Result, ShrinkStep
 from oracle.targets import Target
@@ -26,6 +26,7 @@ class Triage:
     self.stats = Stats(workers=workers)
     self.slots: dict[int, Any] = {}  # worker index -> its current process (history of programs run)
     self.shrink_seconds = 0.0
+    self.rejections: dict[str, Sample] = {}  # a rejection reason -> the first program rejected for it
 
   def on_slot(self, slot: Any) -> None: self.slots[slot.job.worker] = slot
 
@@ -34,13 +35,13 @@ class Triage:
     elif event.shrinking is not None: self._died_shrinking(event)
     else: self._example(event)
 
-  def examples_with_findings(self) -> int: return self.stats.bugs.findings
-
   def _sample(self, r: Result) -> Sample | None:
     head = headline(r.verdict)
     return None if head is None or r.program is None else Sample(r.program, r.mode, r.knobs, head[1], r.plan)
 
   def _example(self, r: Result) -> None:
+    if r.verdict.rejected is not None and r.program is not None:
+      self.rejections.setdefault(reason_class(r.verdict.rejected), Sample(r.program, r.mode, r.knobs, None, None))
     bug = self.stats.record(r.verdict, r.seconds, self._sample(r), r.program)
     if bug is not None and (slot := self.slots.get(r.worker)) is not None:
       bug.history = slot.history[:-1]  # what this process ran before the program that showed the bug
@@ -66,6 +67,7 @@ class Triage:
     hang). The bugs, new ones first."""
     bugs = self.stats.bugs.sorted()
     for bug in bugs: self._write(bug)
+    self._write_rejections()
     todo = [b for b in bugs if b.new and b.repro is not None]
     for bug in bugs:
       if not bug.new: bug.status = KNOWN
@@ -99,6 +101,15 @@ class Triage:
       Path(f"{stem}.plan.json").write_text(json.dumps(best.plan, indent=1))
       Path(f"{stem}.svg").write_text(render_svg(plan_from_json(best.plan)))
       bug.picture = f"{stem}.svg"
+
+  def _write_rejections(self) -> None:
+    """The first program rejected for each reason, as a runnable script: the generator promises valid programs, so
+    a rejection is the generator's bug (or tinygrad's) and needs a program to look at."""
+    for i, (why, sample) in enumerate(self.rejections.items()):
+      self.repro_dir.mkdir(parents=True, exist_ok=True)
+      path = self.repro_dir / f"rejected-{i}.py"
+      path.write_text(f"# planfuzz: rejected ({why})\n" + self._script(sample))
+      self.stats.rejected_examples[why] = str(path)
 
   def _context(self, bug: Bug) -> None:
     """The worker's preceding programs and the one that first showed the bug, replayable in order."""

@@ -69,3 +69,22 @@ def test_a_bug_that_needs_what_ran_before_is_context_dependent(tmp_path: Path) -
   replay = subprocess.run([sys.executable, str(context)], cwd=ROOT, capture_output=True, text=True, timeout=300,
                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
   assert replay.returncode == 1 and "reproduced after the preceding programs" in replay.stdout, replay.stdout + replay.stderr
+
+
+def test_the_first_program_of_each_rejection_reason_is_handed_over(tmp_path: Path) -> None:
+  """The generator promises valid programs, so a rejection needs a program to look at: the first one per reason is
+  written as a runnable script, and the summary names it next to the count."""
+  from fuzz.program import Backward, Leaf, Op, Program
+  from fuzz.triage import Triage
+  from fuzz.workers import Result
+  from oracle.targets import Target
+  program = Program(params=(Leaf("p0", (4,), seed=1),), inputs=(), state=(), body=(Op("relu", ("p0",), "v0"),),
+                    backward=(Backward("v0"),), returns="v0")
+  triage = Triage(Target(), 5, tmp_path, 1)
+  for n in (3, 4):  # one reason: the numbers differ only
+    triage.on_event(Result(0, program, "fresh", (), Verdict(rejected=f"eager: RuntimeError: shape {n} is odd"), 0.1))
+  triage.finish(confirm=False)
+  [script] = tmp_path.glob("rejected-*.py")
+  text = script.read_text()
+  assert text.startswith("# planfuzz: rejected (eager: RuntimeError: shape N is odd)") and "def build():" in text
+  assert f"  2 x eager: RuntimeError: shape N is odd (first: {script})" in triage.stats.summary()
