@@ -36,4 +36,4 @@ def to_subject(program: Program) -> Subject:
   linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)  # readable tracebacks from the step
   scope = {"Tensor": Tensor, "nn": nn, "Context": Context, "data": data, "param": param, "training": training, "Sharded": Sharded}
   exec(compile(text, filename, "exec"), scope)
-  return Subject(scope["step"], scope["inputs"], scope["observe"], program.prune)
+  return Subject(scope["step"], scope["inputs"], scope["observe"], program.prune, evaluate=scope.get("evaluate"))

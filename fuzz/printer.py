@@ -38,15 +38,18 @@ def tensor(kept, i, a):
 
 def run(jit):
   """Call the step CALLS times; after each call snapshot every observable: (value, lazy, pending assign, input view)."""
-  step, observe, inputs = build()
+  step, observe, inputs, evaluate = build()
   step = make_jit(step) if jit else step
+  evaluate = make_jit(evaluate, False) if jit and evaluate else evaluate  # an eval step: a JIT of its own
   kept, calls, ret = {}, [], None
   for k in range(CALLS):
     args = [tensor(kept, i, a) if isinstance(a, np.ndarray) or hasattr(a, "to_tensor") else a for i, a in enumerate(inputs(k, ret))]
     ret = step(*args)
     if not jit and (ts := get_parameters(ret)): Tensor.realize(*ts)  # TinyJit realizes the returned tensors together
+    ev = evaluate(*args) if evaluate else None
+    if not jit and (ts := get_parameters(ev)): Tensor.realize(*ts)
     bases = {t.uop.base for t in args if isinstance(t, Tensor)}
-    named = dict(paths(ret)) | {p: t for p, t in observe().items() if t is not None}
+    named = dict(paths(ret)) | dict(paths(ev, "eval")) | {p: t for p, t in observe().items() if t is not None}
     calls.append({p: (t.numpy().copy(), not t.uop.is_realized, not t.uop.is_realized and t.uop.op.name in ("AFTER", "ASSIGN"),
                       t.uop.base in bases) for p, t in named.items()})
   return calls
@@ -90,13 +93,14 @@ if __name__ == "__main__":
 def jit_lines(target: Target, prune: bool) -> list[str]:
   """TinyJit itself, or planfuzz's PlannedJit built by the very Target (policy, planner, graph splitter, poisoning)."""
   if target.kind == "tinyjit":
-    return [f"make_jit = lambda step: TinyJit(step, prune={prune if target.prune is None else target.prune})",
+    return [f"make_jit = lambda step, prune={prune if target.prune is None else target.prune}: TinyJit(step, prune=prune)",
             "static_findings = lambda: []  # the plan checks need planfuzz: this script needs only tinygrad and numpy"]
   return ["from oracle.targets import Target  # planfuzz: PlannedJit with this policy and planner", "",
-          f"TARGET = {target!r}", f"make_jit = lambda step: TARGET.wrap(step, {prune})", "", "",
+          f"TARGET = {target!r}", f"make_jit = lambda step, prune={prune}: TARGET.wrap(step, prune)", "", "",
           "def static_findings():", '  """planfuzz\'s plan invariants on this capture (unsound before any value is wrong)."""',
           "  from oracle.check import judge_program", "  from oracle.subject import Subject",
-          f"  subject = lambda: (lambda step, observe, inputs: Subject(step, inputs, observe, {prune}))(*build())",
+          "  subject = lambda: (lambda step, observe, inputs, evaluate:",
+          f"                     Subject(step, inputs, observe, {prune}, evaluate=evaluate))(*build())",
           "  return [f for f in judge_program(subject, TARGET, CALLS, MODE).verdict.findings if f.call is None]"]
 
 
@@ -122,7 +126,8 @@ def to_script(program: Program, target: Target, mode: str, calls: int, finding: 
           *(set_env if env else []), "import sys", "", "import numpy as np", "from tinygrad import Context, Tensor, TinyJit, nn",
           "from tinygrad.nn.state import get_parameters", *jit_lines(target, program.prune), "",
           f"MODE, CALLS = {mode!r}, {calls}", f"REFERENCE, KNOBS = {REFERENCE_CONTEXT!r}, {knobs!r}", "", ""]
-  build = ["def build():", *("  " + line for line in program_lines(program)), "  return step, observe, inputs"]
+  built = "step, observe, inputs, " + ("evaluate" if program.evaluate else "None")
+  build = ["def build():", *("  " + line for line in program_lines(program)), f"  return {built}"]
   return "\n".join(head) + helpers(program) + "\n".join(build) + "\n\n" + HARNESS
 
 

@@ -105,6 +105,7 @@ class Program:
   variable: Bound | None = None
   realize_escapes: bool = False  # realize every grad and kept tensor inside the step: the known-bug mechanism check's variant
   features: tuple[str, ...] = ()  # the compound draws (`fuzz.features`) the generator made it with, for the census
+  evaluate: str | None = None  # an eval step, jitted on its own, returns this value recomputed from the same arguments
 
   @property
   def uses_rand(self) -> bool: return any(op.kind == "rand" for op in self.body)
@@ -165,3 +166,13 @@ def reaches(leaves: list[str], body: tuple[Op, ...] | list[Op]) -> dict[str, set
 
 def dependencies(program: Program) -> dict[str, set[str]]:
   return reaches([leaf.name for leaf in program.params + program.inputs + program.state], program.body)
+
+
+def needed_ops(body: tuple[Op, ...], value: str) -> list[Op]:
+  """The ops of `body` that computing `value` runs, in order: an eval step recomputes these alone."""
+  need, ops = {value}, []
+  for op in reversed(body):
+    if op.out in need:
+      ops.append(op)
+      need |= set(op.args[:OPS[op.kind].arity])
+  return ops[::-1]

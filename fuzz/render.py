@@ -7,7 +7,7 @@ provided by whoever executes it, with `param` and `training` from `fuzz.compat`.
 from __future__ import annotations
 
 from fuzz.ops import render
-from fuzz.program import OPTIMIZERS, Leaf, Program, Returned
+from fuzz.program import OPTIMIZERS, Leaf, Program, Returned, needed_ops
 
 SEED = 1  # Tensor.manual_seed at build time: the reference and every JIT run draw the same rand stream
 # the two devices copies go between: the default one, and a second instance of it (CPU:1, NULL:1) or, beside a GPU,
@@ -75,6 +75,13 @@ def step_lines(program: Program) -> list[str]:
   return lines
 
 
+def eval_lines(program: Program, args: list[str]) -> list[str]:
+  """The eval step: the forward ops its value needs, from the step's own arguments, no backward and no update."""
+  ops = needed_ops(program.body, program.evaluate)
+  return [f"def evaluate({', '.join(args)}):", *(f"  {op.out} = {render(op.kind, op.args)}" for op in ops),
+          f"  return {program.evaluate}"]
+
+
 def input_exprs(program: Program) -> list[str]:
   """Call k's explicit inputs: seeded arrays, one replaced by the previous call's return from call 1 on (feedback),
   then the bound Variable. `prev` defaults to None, so a program without feedback also runs as `inputs(k)`."""
@@ -101,6 +108,7 @@ def program_lines(program: Program) -> list[str]:
   args = [x.name for x in program.inputs] + ([program.variable.name] if program.variable is not None else [])
   lines.append(f"def step({', '.join(args)}):")
   lines += ["  " + line for line in step_lines(program)]
+  if program.evaluate is not None: lines += eval_lines(program, args)
   lines.append("observe = lambda: {" + ", ".join(f"{k!r}: {v}" for k, v in observables(program).items()) + "}")
   lines.append(f"inputs = lambda k, prev=None: [{', '.join(input_exprs(program))}]")
   return lines

@@ -3,7 +3,8 @@
 A program is a chain of draws on the values made so far: mostly single ops (`fuzz.single_ops`), one in
 COMPOUND_ONE_IN a compound draw of a feature (`fuzz.features`: a second device, chains, convs, other dtypes, big and
 tiny buffers, deep models, ...), then the step's own parts drawn here: 1..3 backward() calls, state updates, an
-in-place update or optimizer step, the returned value, kept tensors, feedback and a bound Variable.
+in-place update or optimizer step, the returned value, kept tensors, feedback, a bound Variable and sometimes an eval
+step jitted apart (`fuzz.features.steps`).
 
 Rules from the JIT's documented behaviour (shared/TINYGRAD_JIT_FACTS.md) that programs keep:
 - grads are realized before any in-place parameter update (a lazy grad read after it is recomputed from the new
@@ -24,20 +25,25 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from fuzz.builder import DEFAULT, F16, F32, LEAF_DIMS, MAX_NDIM, MAX_OPS, Builder, Value, broadcast, promote
-from fuzz.features import COMPOUND, dtypes
+from fuzz.features import COMPOUND, dtypes, steps
 from fuzz.program import Backward, Bound, Feedback, Group, Program, Returned, StateUpdate, Update, returned_names, returned_paths
 from fuzz.single_ops import MOVEMENT, applicable, draw_op
 
 COMPOUND_ONE_IN = 2
+HEAVY_ONE_IN = 2
 
 
 def draw_kind(b: Builder, a: Value) -> Value:
-  """Mostly a single op, one in COMPOUND_ONE_IN a compound draw (the draw shrinks towards single ops); at most one
-  heavy compound draw (deep, sharded, big buffers) a program."""
+  """Mostly a single op, one in COMPOUND_ONE_IN a compound draw (the draw shrinks towards single ops): a heavy one
+  (deep, sharded, big buffers) one time in HEAVY_ONE_IN and at most once a program, else a light one. Two small
+  uniform choices, not one long weighted list: Hypothesis's choices over a long list are far from uniform, and a
+  feature with one slot in it could go undrawn for a whole seeded campaign."""
   if b.draw(st.integers(1, COMPOUND_ONE_IN)) == COMPOUND_ONE_IN:
-    heavy = any(f.heavy and f.name in b.features for f in COMPOUND)
-    fits = [f for f in COMPOUND if f.applies(b, a) and not (heavy and f.heavy)]
-    feature = b.draw(st.sampled_from([f for f in fits for _ in range(f.weight)]))
+    fits = [f for f in COMPOUND if f.applies(b, a)]
+    heavy = [f for f in fits if f.heavy] if not any(f.heavy and f.name in b.features for f in COMPOUND) else []
+    light = [f for f in fits if not f.heavy]
+    group = heavy if heavy and (not light or b.draw(st.integers(1, HEAVY_ONE_IN)) == HEAVY_ONE_IN) else light
+    feature = b.draw(st.sampled_from(group))
     b.features.append(feature.name)
     return feature.draw(b, a)
   return draw_op(b, a, b.draw(st.sampled_from(applicable(a))))
@@ -101,10 +107,11 @@ def _programs(draw: st.DrawFn) -> Program:
     p = b.leaf("p", last.shape)
     b.emit("mul", (last.name, p.name), last.shape, promote(last.dtype, p.dtype), [last, p])
   losses = [v for v in b.pool()[::-1] if v.is_op and param_names(v)]
+  first = [v for v in losses if v.name in b.losses] or losses  # a deep model's output, when one was drawn
   backward, have = [], set()
   for i in range(draw(st.integers(1, 3))):
     clear = tuple(draw(st.lists(st.sampled_from(sorted(have)), unique=True, max_size=2))) if i and have else ()
-    loss = draw(st.sampled_from(losses))
+    loss = draw(st.sampled_from(losses if i else first))
     backward.append(Backward(loss.name, draw(st.sampled_from((1.0, 0.5, 2.0))), clear, upcast=loss.dtype == F16))
     have = (have - set(clear)) | param_names(loss)
   ops = [v for v in b.values if v.is_op]
@@ -135,7 +142,7 @@ def _programs(draw: st.DrawFn) -> Program:
   variable = Bound(draw(st.sampled_from((1, 3, 5))), draw(st.integers(0, 7))) if "symbolic" in b.features else None
   return Program(tuple(b.params), tuple(b.inputs), tuple(b.state), tuple(b.body), tuple(backward), returns, kept,
                  realize_grads, tuple(state_updates), update, prune, feedback, variable,
-                 features=tuple(dict.fromkeys(b.features)))
+                 features=tuple(dict.fromkeys(b.features)), evaluate=steps.draw_eval(b))
 
 
 # tinygrad's knobs, drawn per example (the simplest first, so failures shrink towards the default): JIT=2 skips

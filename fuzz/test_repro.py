@@ -68,4 +68,4 @@ def test_a_pruned_program_blamed_on_capture_repros_unpruned(finding, blame: str,
   """The attribution saw a capture-blamed finding persist without prune, and the harness cannot model prune's
   documented freezing: its script runs unpruned; any other blame keeps prune as the run had it."""
   text = to_script(replace(LAZY_GRAD, prune=True), Target("tinyjit"), SAME_BUFFER, CALLS, finding.blamed(blame))
-  assert f"TinyJit(step, prune={prune})" in text
+  assert f"make_jit = lambda step, prune={prune}: TinyJit(step, prune=prune)" in text

@@ -99,11 +99,12 @@ def input_views(named: dict[str, Tensor], inputs: list) -> frozenset[str]:
   return frozenset(p for p, t in named.items() if tg.storage(t) in bases)
 
 
-def snapshot(ret: Any, subject: Subject, inputs: list) -> CallRecord:
+def snapshot(ret: Any, subject: Subject, inputs: list, evaluated: Any = None) -> CallRecord:
   """Every observable's value after a call, each read on its own, as a user reads them, in the reference and the
   target alike: how lazy tensors are grouped into realizes changes values (tinygrad's fusion drops a float16 round
   trip unless the half value gets a buffer in the same schedule), so both sides must read the same way."""
-  named = dict(returned_paths(ret)) | {p: t for p, t in subject.observe().items() if isinstance(t, Tensor)}
+  named = dict(returned_paths(ret)) | dict(returned_paths(evaluated, "eval"))
+  named |= {p: t for p, t in subject.observe().items() if isinstance(t, Tensor)}
   lazy = frozenset(p for p, t in named.items() if tg.is_lazy(t))
   assigns = frozenset(p for p in lazy if tg.is_pending_assign(named[p]))
   symbolic = frozenset(p for p, t in named.items() if p not in lazy and tg.is_symbolic_view(t))
@@ -137,19 +138,21 @@ def run(program: Program, wrap: Wrap | None, calls: int, mode: str = SAME_BUFFER
   with tg.knobs(context or {}):
     subject = program()
     step = subject.step if wrap is None else wrap(subject.step, subject.prune)
-    to_tensors, records, ret = InputTensors(mode), [], None
+    evaluate = subject.evaluate if wrap is None or subject.evaluate is None else wrap(subject.evaluate, False)
+    to_tensors, records, ret, evaluated = InputTensors(mode), [], None, None
     frozen = FrozenPython(subject) if reference else lambda k, raw: raw
     for k in range(calls):
       if k >= 2 and hooks.before_replay is not None: hooks.before_replay()
       try:
         args = to_tensors(frozen(k, subject.inputs(k, ret)))
         ret = step(*args)
+        if evaluate is not None: evaluated = evaluate(*args)  # its own JIT, right after the step: a train/eval loop
       except Exception as e:  # a program's error is data: the judge decides whether it is a rejection or a finding
         records.append(CallRecord(k, error=e))
         break
       if k == 1 and hooks.on_capture is not None: hooks.on_capture(step, subject, ret)
       if k >= 2 and hooks.after_replay is not None: hooks.after_replay(step, k, args)
-      try: record = snapshot(ret, subject, args)
+      try: record = snapshot(ret, subject, args, evaluated)
       except Exception as e:
         records.append(CallRecord(k, error=e))
         break

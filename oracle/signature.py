@@ -13,7 +13,8 @@ from oracle.findings import Finding
 
 UNBLAMED = "unblamed"  # a crash or hang of the worker: no rerun could tell a stage
 # (pattern on the subject, role), first match wins; the names are those the oracle and the generator give
-ROLES = ((r"^ret(\[|$)", "returned"), (r"\.grad$", "grad"), (r"^kept\[", "kept"), (r"^s\d+$", "state"), (r"^p\d+$", "parameter"),
+ROLES = ((r"^ret(\[|$)", "returned"), (r"^eval(\[|$)", "value the eval step returns"),
+         (r"\.grad$", "grad"), (r"^kept\[", "kept"), (r"^s\d+$", "state"), (r"^p\d+$", "parameter"),
          (r"^x\d+$", "input"), (r"^input ", "input"), (r"^live tensor ", "unnamed live tensor"), (r"^step$", "step"),
          (r"^(buf\d+|arena\d+\[)", "planned buffer"), (r"^arena \d+$", "arena"), (r"^one-time ", "one-time call"),
          (r"^planner$", "planner"), (r"^worker$", "worker process"))

@@ -28,12 +28,16 @@ class Subject:
     anything else (a Tensor fed back from the previous call, a bound Variable, a Python number) is passed as is.
   observe(): path -> Tensor for everything outside the return value a user can read after a call
     (parameters' .grad, assigned state, lazy tensors kept in a list or attribute).
-  python_state: the Python values the step depends on, when it is not a pure function of its tensors."""
+  python_state: the Python values the step depends on, when it is not a pure function of its tensors.
+  evaluate: an eval step over the same parameters, jitted on its own and called right after the step with the same
+    arguments, as a training loop alternates a jitted train step and a jitted eval step; its returned tensors are
+    observed under `eval`."""
   step: Callable[..., Any]
   inputs: Callable[[int, Any], list]
   observe: Callable[[], dict[str, Any]] = field(default=dict)
   prune: bool = False
   python_state: PythonState | None = None
+  evaluate: Callable[..., Any] | None = None
 
 
 Program = Callable[[], Subject]

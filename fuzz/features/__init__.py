@@ -6,12 +6,12 @@ Hypothesis shrinks a sampled draw towards the front.
 """
 from __future__ import annotations
 
-from fuzz.features import chain, conv, deep, dtypes, realize, second_device, shard, sizes, state_read, symbolic
+from fuzz.features import chain, conv, deep, dtypes, realize, second_device, shard, sizes, state_read, steps, symbolic
 from fuzz.features.feature import Feature
 from fuzz.features.step import STEP_FEATURES
 
 COMPOUND: tuple[Feature, ...] = (*(m.FEATURE for m in (second_device, realize, chain, conv, symbolic, state_read, dtypes)),
                                   sizes.TINY_FEATURE, sizes.BIG_FEATURE, deep.FEATURE, shard.FEATURE)
-FEATURES: tuple[Feature, ...] = COMPOUND + STEP_FEATURES
+FEATURES: tuple[Feature, ...] = COMPOUND + STEP_FEATURES + (steps.FEATURE,)
 
 __all__ = ["COMPOUND", "FEATURES", "Feature"]

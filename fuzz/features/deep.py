@@ -1,8 +1,9 @@
 """A deep model: 8 to 10 layers `h = (h @ W_i).relu()` with skip connections, and the first layer's activation read
 again at the end, so a buffer made early is read many kernels later.
 
-With its backward pass a capture holds well over 30 kernels, and the first activation's buffer (and the skips') lives
-across most of them: long lifetimes, which a planner that caps or misjudges them packs over.
+With its backward pass (the first backward() starts from the model's output) a capture holds well over 30 kernels,
+and the first activation's buffer (and the skips') lives across most of them: long lifetimes, which a planner that
+caps or misjudges them packs over.
 """
 from __future__ import annotations
 
@@ -27,10 +28,12 @@ def draw_deep(b: Builder, a: Value) -> Value:
     h = b.emit("relu", (h.name,), a.shape, F32, [h])
     if first is None: first = h
     elif i % 3 == 0 and b.draw(st.booleans()): h = b.emit("add", (h.name, first.name), a.shape, F32, [h, first])
-  return b.emit("add", (h.name, first.name), a.shape, F32, [h, first])
+  out = b.emit("add", (h.name, first.name), a.shape, F32, [h, first])
+  b.losses.append(out.name)  # the first backward() starts here: else the model is often dead code, never captured
+  return out
 
 
 def _long_lived(rows: tuple[Row, ...]) -> bool: return any(r[5] - r[4] >= LONG for r in rows)
 
 
-FEATURE = Feature("deep", None, _long_lived, f"planned a buffer live over {LONG}+ steps", draw_deep, heavy=True, weight=1)
+FEATURE = Feature("deep", None, _long_lived, f"planned a buffer live over {LONG}+ steps", draw_deep, heavy=True)

@@ -78,4 +78,4 @@ def _usable(b: Builder, a: Value) -> bool:
   return bool(tg.usable_dtypes(DTYPES))
 
 
-FEATURE = Feature("dtypes", None, _other_width, "planned a buffer of another dtype", draw_dtype, applies=_usable, weight=3)
+FEATURE = Feature("dtypes", None, _other_width, "planned a buffer of another dtype", draw_dtype, applies=_usable)

@@ -26,6 +26,5 @@ class Feature:
   draw: Callable[[Builder, Value], Value] | None = None  # a compound draw on a pool value
   applies: Callable[[Builder, Value], bool] = lambda b, a: True  # for a compound draw: may it start from `a`?
   heavy: bool = False  # costs a second or more a program: at most one heavy draw a program, so rates hold
-  weight: int = 2  # how often it is drawn against the others (the costliest: 1)
 
   def seen(self, program: Program) -> bool: return self.has(program) if self.has is not None else self.name in program.features

@@ -52,4 +52,4 @@ def draw_shard(b: Builder, a: Value) -> Value:
 def _multi_device(rows: tuple[Row, ...]) -> bool: return any(not isinstance(r[0], str) for r in rows)
 
 
-FEATURE = Feature("sharded", None, _multi_device, "planned a multi-device buffer", draw_shard, heavy=True, weight=3)
+FEATURE = Feature("sharded", None, _multi_device, "planned a multi-device buffer", draw_shard, heavy=True)

@@ -45,5 +45,5 @@ def _big(rows: tuple[Row, ...]) -> bool: return any(r[3] >= BIG_BYTES for r in r
 def _tiny(rows: tuple[Row, ...]) -> bool: return any(r[3] <= TINY_BYTES for r in rows)
 
 
-BIG_FEATURE = Feature("big buffers", None, _big, "planned a buffer of at least 4 KiB", draw_big, heavy=True, weight=3)
+BIG_FEATURE = Feature("big buffers", None, _big, "planned a buffer of at least 4 KiB", draw_big, heavy=True)
 TINY_FEATURE = Feature("one-element buffers", None, _tiny, "planned a buffer of at most 8 B", draw_tiny)

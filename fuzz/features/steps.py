@@ -1,0 +1,43 @@
+"""How training loops write their steps: a train step and an eval step, each jitted on its own over the same
+parameters and called alternately (train, then eval, every call).
+
+The eval step recomputes one forward value of the train step from the same arguments: no backward, no update, no
+state written. Its JIT is captured while the train step's lazy grads and kept tensors are alive and reads the
+parameters the train step's optimizer updates in place (implicit inputs, bound by buffer identity), so a JIT that
+binds or holds them wrongly shows stale or wrong eval values on replay.
+
+Rules kept: the value is computed by at least one kernel (a pure view captures nothing: TinyJit rejects it) and
+reaches a parameter; its ops draw no rand (the eval step would advance the generator's stream between train steps) and
+write no state (`kv_write`); it lives on the default device, unsharded; no eval step in a pruned program (prune's
+freezing is the train step's).
+"""
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from fuzz.builder import DEFAULT, F16, F32, Builder
+from fuzz.features.feature import Feature
+from fuzz.ops import OPS
+from fuzz.program import needed_ops
+from fuzz.single_ops import MOVEMENT
+
+SIDE_EFFECTS = ("rand", "kv_write", "shard", "unshard")
+EVAL_ONE_IN = 6
+
+
+def draw_eval(b: Builder) -> str | None:
+  """Sometimes: the value an eval step returns."""
+  if b.pruned: return None
+  params, body = {p.name for p in b.params}, tuple(b.body)
+  fits = [v.name for v in b.values if v.is_op and v.device == DEFAULT and v.dtype in (F32, F16) and _evaluable(body, v.name, params)]
+  return b.draw(st.sampled_from(fits)) if fits and b.draw(st.integers(1, EVAL_ONE_IN)) == EVAL_ONE_IN else None
+
+
+def _evaluable(body: tuple, value: str, params: set[str]) -> bool:
+  ops = needed_ops(body, value)
+  reads = {a for op in ops for a in op.args[:OPS[op.kind].arity]}
+  return (bool(reads & params) and any(op.kind not in MOVEMENT for op in ops)
+          and not any(op.kind in SIDE_EFFECTS for op in ops))
+
+
+FEATURE = Feature("train/eval steps", lambda p: p.evaluate is not None)

@@ -1,0 +1,52 @@
+"""Steps written as training loops write them: a train step and an eval step, each jitted on its own over the same
+parameters and called alternately. The eval step's return is an observable like any other: clean under tinygrad's
+TinyJit and PlannedJit, caught when an eval JIT goes stale, and carried into repro scripts."""
+import subprocess
+import sys
+
+import pytest
+from tinygrad import Tensor, TinyJit
+
+from fuzz.driver import check
+from fuzz.interpret import to_subject
+from fuzz.printer import to_script
+from fuzz.program import Backward, Leaf, Op, Program, Update
+from oracle.compare import judge
+from oracle.runs import SAME_BUFFER, reference, run
+from oracle.targets import Target
+
+# train: x*p0 through relu, backward, SGD step, return 2x; eval: x*p0 through relu again, from the updated p0
+TRAIN_EVAL = Program(params=(Leaf("p0", (8,), seed=1),), inputs=(Leaf("x0", (8,), seed=2),), state=(),
+                     body=(Op("mul", ("x0", "p0"), "v0"), Op("relu", ("v0",), "v1"), Op("scale", ("x0", 2.0), "v2")),
+                     backward=(Backward("v1"),), returns="v2", update=Update("sgd", ("p0",)), evaluate="v1")
+
+
+@pytest.mark.parametrize("target", ["tinyjit", "planner"])
+@pytest.mark.parametrize("mode", ["same-buffer", "fresh"])
+def test_a_train_eval_loop_is_clean(target: str, mode: str) -> None:
+  verdict = check(TRAIN_EVAL, Target(target), mode, 5)
+  assert verdict.rejected is None and not verdict.findings, verdict
+  assert verdict.compared == 4 * 5  # ret, eval, p0.grad and p0 after each of 5 calls
+
+
+def test_an_eval_jit_that_misses_the_parameter_update_is_caught() -> None:
+  """A JIT for the eval step that kept its capture call's result (as one binding a copy of p0 would): from replay 1
+  on the eval value is stale, and only the eval value."""
+  def wrap(fn, prune):
+    if fn.__name__ != "evaluate": return TinyJit(fn, prune=prune)
+    first: list[Tensor] = []
+    def stale(*args):
+      if len(first) < 2: first.append(fn(*args).contiguous().realize())
+      return first[-1]
+    return stale
+  factory = lambda: to_subject(TRAIN_EVAL)
+  verdict = judge(reference(factory, 5, SAME_BUFFER), run(factory, wrap, 5, SAME_BUFFER), SAME_BUFFER)
+  assert {(f.subject, f.call, f.kind) for f in verdict.findings} == {("eval", 2, "stale"), ("eval", 3, "stale"), ("eval", 4, "stale")}
+
+
+def test_the_repro_script_runs_both_steps(tmp_path) -> None:
+  script = tmp_path / "repro.py"
+  script.write_text(to_script(TRAIN_EVAL, Target("tinyjit"), SAME_BUFFER, 5))
+  assert "def evaluate(x0):" in script.read_text()
+  out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+  assert out.returncode == 0 and "OK" in out.stdout, out.stdout + out.stderr
