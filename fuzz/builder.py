@@ -60,7 +60,7 @@ class Builder:
   body: list[Op] = field(default_factory=list)
   keep: list[str] = field(default_factory=list)  # kept outside the step whatever is drawn: lazies over realized or off-pool values
   features: list[str] = field(default_factory=list)  # compound draws made, by feature name
-  losses: list[str] = field(default_factory=list)  # a model's output the first backward() starts from: its kernels get captured
+  losses: list[str] = field(default_factory=list)  # outputs the first backward() starts from, so a feature's kernels get captured
 
   def leaf(self, role: str, shape: Shape, dtype: str | None = None, pool: bool = True, shard: tuple | None = None,
            device: str = DEFAULT) -> Value:

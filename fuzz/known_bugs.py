@@ -125,6 +125,11 @@ AVOIDED_BUGS: tuple[AvoidedBug, ...] = (
              "shards without being made contiguous (\"UOp verification failed ... Ops.EXPAND\")",
              KNOWN_DIR / "multi_grad_expanded.py",
              "fuzz.features.shard: a sharded value comes back with `.to(DEFAULT).contiguous_backward()`"),
+  AvoidedBug("shard-of-copied-kernel",
+             "sharding a lazy copy of a kernel made on another device (`x.to(SECOND).relu().to(DEFAULT).shard(...)`) and "
+             "computing on it fails UOp verification (\"Ops.RANGE\") in the forward pass",
+             KNOWN_DIR / "shard_of_copied_kernel.py",
+             "fuzz.features.shard: a value whose lazy graph holds a copy is not sharded (a new input is)"),
 )
 
 

@@ -44,9 +44,13 @@ def run(jit):
   kept, calls, ret = {}, [], None
   for k in range(CALLS):
     args = [tensor(kept, i, a) if isinstance(a, np.ndarray) or hasattr(a, "to_tensor") else a for i, a in enumerate(inputs(k, ret))]
-    ret = step(*args)
+    prev, ret = ret, step(*args)
     if not jit and (ts := get_parameters(ret)): Tensor.realize(*ts)  # TinyJit realizes the returned tensors together
-    ev = evaluate(*args) if evaluate else None
+    eargs = args
+    if not jit and k >= 2:  # documented: the JIT's returned objects are rewritten by each call, fed-back ones too
+      before, now = {id(t): p for p, t in paths(prev)}, dict(paths(ret))
+      eargs = [now[before[id(a)]] if id(a) in before else a for a in args]
+    ev = evaluate(*eargs) if evaluate else None
     if not jit and (ts := get_parameters(ev)): Tensor.realize(*ts)
     bases = {t.uop.base for t in args if isinstance(t, Tensor)}
     named = dict(paths(ret)) | dict(paths(ev, "eval")) | {p: t for p, t in observe().items() if t is not None}

@@ -107,7 +107,7 @@ def _programs(draw: st.DrawFn) -> Program:
     p = b.leaf("p", last.shape)
     b.emit("mul", (last.name, p.name), last.shape, promote(last.dtype, p.dtype), [last, p])
   losses = [v for v in b.pool()[::-1] if v.is_op and param_names(v)]
-  first = [v for v in losses if v.name in b.losses] or losses  # a deep model's output, when one was drawn
+  first = [v for v in losses if v.name in b.losses] or losses  # a deep model's or a one-element total's output
   backward, have = [], set()
   for i in range(draw(st.integers(1, 3))):
     clear = tuple(draw(st.lists(st.sampled_from(sorted(have)), unique=True, max_size=2))) if i and have else ()

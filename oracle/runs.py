@@ -145,8 +145,9 @@ def run(program: Program, wrap: Wrap | None, calls: int, mode: str = SAME_BUFFER
       if k >= 2 and hooks.before_replay is not None: hooks.before_replay()
       try:
         args = to_tensors(frozen(k, subject.inputs(k, ret)))
-        ret = step(*args)
-        if evaluate is not None: evaluated = evaluate(*args)  # its own JIT, right after the step: a train/eval loop
+        prev, ret = ret, step(*args)
+        if evaluate is not None:  # its own JIT, right after the step: a train/eval loop
+          evaluated = evaluate(*(overwritten(args, prev, ret) if reference and k >= 2 else args))
       except Exception as e:  # a program's error is data: the judge decides whether it is a rejection or a finding
         records.append(CallRecord(k, error=e))
         break
@@ -159,6 +160,14 @@ def run(program: Program, wrap: Wrap | None, calls: int, mode: str = SAME_BUFFER
       record.index = k
       records.append(record)
   return Trace(records, step, subject.prune)
+
+
+def overwritten(args: list, prev: Any, ret: Any) -> list:
+  """The reference's model of the documented overwrite, for an eval step after the train step: from call 2 on a JIT
+  returns the same tensor objects, rewritten by every call, so an argument fed back from the previous call's return
+  already holds this call's return when the eval step reads it."""
+  before, now = {id(t): p for p, t in returned_paths(prev)}, dict(returned_paths(ret))
+  return [now[before[id(a)]] if isinstance(a, Tensor) and id(a) in before else a for a in args]
 
 
 def eager(step: Callable[..., Any], prune: bool = False) -> Callable[..., Any]:

@@ -50,3 +50,20 @@ def test_the_repro_script_runs_both_steps(tmp_path) -> None:
   assert "def evaluate(x0):" in script.read_text()
   out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
   assert out.returncode == 0 and "OK" in out.stdout, out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("target", ["tinyjit", "planner"])
+def test_a_fed_back_input_reaches_the_eval_step_rewritten(target: str, tmp_path) -> None:
+  """Documented: a JIT returns the same objects every call and rewrites them; fed back as the input, the train step's
+  return already holds this call's value when the eval step reads it. The reference models it (runs.overwritten), so
+  neither the oracle nor the repro script reports it."""
+  from dataclasses import replace
+
+  from fuzz.program import Feedback
+  program = replace(TRAIN_EVAL, feedback=Feedback(0, ()), realize_grads=True)
+  verdict = check(program, Target(target), SAME_BUFFER, 5)
+  assert verdict.rejected is None and not verdict.findings, [f.message for f in verdict.findings]
+  script = tmp_path / "repro.py"
+  script.write_text(to_script(program, Target(target), SAME_BUFFER, 5))
+  out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+  assert out.returncode == 0 and "OK" in out.stdout, out.stdout + out.stderr

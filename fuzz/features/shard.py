@@ -11,7 +11,7 @@ operands of one op share one sharding; sharded values never feed state updates o
 device). Rules that avoid tinygrad bugs (fuzz.known_bugs.AVOIDED_BUGS, each a strict xfail): a value that reaches a
 parameter is replicated, never split (its grad would need the unbound '_device_num'); a sharded value comes back with
 `.to(DEFAULT).contiguous_backward()` (a grad that is a broadcast buffer, or a copy from another device, cannot be copied
-into the shards).
+into the shards); a value whose lazy graph holds a copy between devices is never sharded (a new input is instead).
 """
 from __future__ import annotations
 
@@ -21,6 +21,8 @@ from hypothesis import strategies as st
 
 from fuzz.builder import DEFAULT, F32, Builder, Value, promote
 from fuzz.features.feature import Feature, Row
+from fuzz.ops import OPS
+from fuzz.program import realized_values
 from fuzz.single_ops import ELEMENTWISE, draw_op
 
 COUNTS = (2, 4)
@@ -31,7 +33,8 @@ def draw_shard(b: Builder, a: Value) -> Value:
   """From `a`, or (mostly, when `a` is small) from a new input of 128 to 512 elements, so each device's part of a
   sharded buffer outgrows the arena's 256-byte block. Two sharded intermediates are mostly live at once: `h1 = (v * other).contiguous()`,
   `h2 = op(h1).contiguous()`, then `h1 * h2`."""
-  if math.prod(a.shape) <= 64 and b.draw(st.integers(0, 3)) < 3: a = b.leaf("x", b.draw(st.sampled_from(SHARD_SHAPES)), F32)
+  if copied(b, a.name) or (math.prod(a.shape) <= 64 and b.draw(st.integers(0, 3)) < 3):
+    a = b.leaf("x", b.draw(st.sampled_from(SHARD_SHAPES)), F32)
   n = b.draw(st.sampled_from(COUNTS))
   splits = [] if b.reach()[a.name] & {p.name for p in b.params} else [i for i, d in enumerate(a.shape) if d % n == 0]
   axis = b.draw(st.sampled_from([None, *splits]))
@@ -47,6 +50,18 @@ def draw_shard(b: Builder, a: Value) -> Value:
     v = b.emit("sum", (v.name, axis, True), v.shape[:axis] + (1,) + v.shape[axis + 1:], v.dtype, [v])
   if b.draw(st.integers(0, 2)) == 2: b.keep.append(v.name)
   return b.emit("unshard", (v.name, DEFAULT), v.shape, v.dtype, [v], DEFAULT, pooled=True)
+
+
+def copied(b: Builder, name: str) -> bool:
+  """Whether `name`'s lazy graph holds a copy between devices (what tinygrad cannot shard: shard-of-copied-kernel)."""
+  kinds, realized = {op.out: op for op in b.body}, realized_values(b.body)
+  todo, seen = [name], set()
+  while todo:
+    if (n := todo.pop()) in seen or n in realized or (op := kinds.get(n)) is None: continue
+    seen.add(n)
+    if op.kind in ("to", "unshard"): return True
+    todo += op.args[:OPS[op.kind].arity]
+  return False
 
 
 def _multi_device(rows: tuple[Row, ...]) -> bool: return any(not isinstance(r[0], str) for r in rows)

@@ -38,7 +38,9 @@ def draw_tiny(b: Builder, a: Value) -> Value:
   while y's is still to be read."""
   y = draw_op(b, draw_op(b, a, b.draw(st.sampled_from(ELEMENTWISE))), "contiguous")
   t = draw_op(b, b.emit("total", (y.name,), (1,), y.dtype, [y]), "contiguous")
-  return b.emit("mul", (y.name, t.name), y.shape, y.dtype, [y, t])
+  out = b.emit("mul", (y.name, t.name), y.shape, y.dtype, [y, t])
+  b.losses.append(out.name)  # the first backward() starts here, so the one-element buffer is captured
+  return out
 
 
 def _big(rows: tuple[Row, ...]) -> bool: return any(r[3] >= BIG_BYTES for r in rows)

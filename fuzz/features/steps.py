@@ -22,7 +22,7 @@ from fuzz.program import needed_ops
 from fuzz.single_ops import MOVEMENT
 
 SIDE_EFFECTS = ("rand", "kv_write", "shard", "unshard")
-EVAL_ONE_IN = 6
+EVAL_ONE_IN = 4
 
 
 def draw_eval(b: Builder) -> str | None:
