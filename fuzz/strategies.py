@@ -70,7 +70,8 @@ def one_device(draw: st.DrawFn, b: Builder, names: list[str]) -> list[str]:
   same device")."""
   shard_of = {p.name: p.shard for p in b.params}
   homes = sorted({shard_of[n] for n in names}, key=lambda s: (s is not None, repr(s)))
-  home = draw(st.sampled_from(homes)) if len(homes) > 1 else None if not homes else homes[0]
+  if len(homes) < 2: return names  # one device already (or none): nothing to draw
+  home = draw(st.sampled_from(homes))
   return [n for n in names if shard_of[n] == home]
 
 

@@ -21,7 +21,7 @@ from fuzz.ops import OPS
 from fuzz.program import needed_ops
 from fuzz.single_ops import MOVEMENT
 
-SIDE_EFFECTS = ("rand", "kv_write", "shard", "unshard")
+NOT_IN_EVAL = ("rand", "kv_write", "shard", "unshard")  # side effects, and values off the default device
 EVAL_ONE_IN = 4
 
 
@@ -37,7 +37,7 @@ def _evaluable(body: tuple, value: str, params: set[str]) -> bool:
   ops = needed_ops(body, value)
   reads = {a for op in ops for a in op.args[:OPS[op.kind].arity]}
   return (bool(reads & params) and any(op.kind not in MOVEMENT for op in ops)
-          and not any(op.kind in SIDE_EFFECTS for op in ops))
+          and not any(op.kind in NOT_IN_EVAL for op in ops))
 
 
 FEATURE = Feature("train/eval steps", lambda p: p.evaluate is not None)
