@@ -36,4 +36,5 @@ def to_subject(program: Program) -> Subject:
   linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)  # readable tracebacks from the step
   scope = {"Tensor": Tensor, "nn": nn, "Context": Context, "data": data, "param": param, "training": training, "Sharded": Sharded}
   exec(compile(text, filename, "exec"), scope)
-  return Subject(scope["step"], scope["inputs"], scope["observe"], program.prune, evaluate=scope.get("evaluate"))
+  return Subject(scope["step"], scope["inputs"], scope["observe"], program.prune, evaluate=scope.get("evaluate"),
+                 reset=program.reset)

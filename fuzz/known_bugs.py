@@ -40,8 +40,10 @@ Rerun = Callable[[Any], Any]  # a fuzz Program -> its Verdict, under the finding
 
 def _frozen_lazy_escape(f: Finding) -> bool:
   """A tensor left lazy by the capture call that shows the capture call's value on a replay (whatever the blame); the
-  value may equal other calls' too (a saturated exp equals call 0's as well)."""
-  return f.kind == STALE and bool(f.details.get("lazy_at_capture")) and 1 in f.details.get("equals_calls", [f.details.get("equals_call")])
+  value may equal other calls' too (a saturated exp equals call 0's as well). The capture is call 1, or the one after
+  a `jit.reset()` (the finding's `capture`)."""
+  equals = f.details.get("equals_calls", [f.details.get("equals_call")])
+  return f.kind == STALE and bool(f.details.get("lazy_at_capture")) and f.details.get("capture", 1) in equals
 
 
 def _lazy_escape(f: Finding) -> bool:
@@ -130,6 +132,12 @@ AVOIDED_BUGS: tuple[AvoidedBug, ...] = (
              "computing on it fails UOp verification (\"Ops.RANGE\") in the forward pass",
              KNOWN_DIR / "shard_of_copied_kernel.py",
              "fuzz.features.shard: a value whose lazy graph holds a copy is not sharded (a new input is)"),
+  AvoidedBug("replicated-unshard-beside-source-reader",
+             "a buffer's replicated shard brought back (`(x.shard(devices) * 2).to(DEFAULT)`), realized in one "
+             "`Tensor.realize` with another kernel that reads `x`, fails UOp verification (\"Ops.RANGE\"); TinyJit "
+             "realizes a step's returned tensors together",
+             KNOWN_DIR / "replicated_unshard_beside_source_reader.py",
+             "fuzz.features.shard: a replicated sharding shards a lazy `a * 2` read by nothing else, never a buffer"),
 )
 
 

@@ -36,6 +36,17 @@ def tensor(kept, i, a):
   return kept[i]
 
 
+def capture_of(k):
+  """The capture call whose replays call k belongs to: 1, or after the reset before call RESET, the call after it."""
+  return RESET + 1 if RESET is not None and k >= RESET else 1
+
+
+def phase(k):
+  cap = capture_of(k)
+  name = "eager" if k < cap else "capture" if k == cap else f"replay {k - cap}"
+  return name + (" after reset" if cap > 1 else "")
+
+
 def run(jit):
   """Call the step CALLS times; after each call snapshot every observable: (value, lazy, pending assign, input view)."""
   step, observe, inputs, evaluate = build()
@@ -43,11 +54,12 @@ def run(jit):
   evaluate = make_jit(evaluate, False) if jit and evaluate else evaluate  # an eval step: a JIT of its own
   kept, calls, ret = {}, [], None
   for k in range(CALLS):
+    if jit and k == RESET: step.reset()  # jit.reset(): the next call runs eagerly, the one after captures anew
     args = [tensor(kept, i, a) if isinstance(a, np.ndarray) or hasattr(a, "to_tensor") else a for i, a in enumerate(inputs(k, ret))]
     prev, ret = ret, step(*args)
     if not jit and (ts := get_parameters(ret)): Tensor.realize(*ts)  # TinyJit realizes the returned tensors together
     eargs = args
-    if not jit and k >= 2:  # documented: the JIT's returned objects are rewritten by each call, fed-back ones too
+    if not jit and k > capture_of(k):  # documented: the JIT's returned objects are rewritten by each replay, fed-back ones too
       before, now = {id(t): p for p, t in paths(prev)}, dict(paths(ret))
       eargs = [now[before[id(a)]] if id(a) in before else a for a in args]
     ev = evaluate(*eargs) if evaluate else None
@@ -74,14 +86,14 @@ def main():
       if path not in have:
         print(f"MISMATCH {path} at call {k}: not observable after the JIT call"); bad += 1; continue
       g, lazy, _, _ = have[path]
-      if MODE == "fresh" and k >= 1 and (lazy or got[1][path][1]): continue  # lazy escapes: defined only when refilled
-      _, _, pending, view = got[1][path]
-      expect = ref[1][path][0] if k >= 2 and (pending or (MODE == "fresh" and view)) else value  # documented: frozen at capture
+      cap = capture_of(k)
+      if MODE == "fresh" and k >= cap and (lazy or got[cap][path][1]): continue  # lazy escapes: defined only when refilled
+      frozen = k > cap and (got[cap][path][2] or (MODE == "fresh" and got[cap][path][3]))  # pending assign, input view
+      expect = ref[cap][path][0] if frozen else value  # documented: frozen at capture
       ok = g.shape == expect.shape and close(g, expect).all()
       if not ok:
         err = "shape " + str(g.shape) if g.shape != expect.shape else f"max abs err {np.abs(g.astype(np.float64) - expect).max():.4g}"
-        when = ["eager", "capture"][k] if k < 2 else f"replay {k - 1}"
-        print(f"MISMATCH {path} at call {k} ({when}): {err}; jit {g.ravel()[:4]} ref {expect.ravel()[:4]}")
+        print(f"MISMATCH {path} at call {k} ({phase(k)}): {err}; jit {g.ravel()[:4]} ref {expect.ravel()[:4]}")
         bad += 1
   for f in static_findings():
     print(f"MISMATCH (static) {f.message}"); bad += 1
@@ -129,7 +141,7 @@ def to_script(program: Program, target: Target, mode: str, calls: int, finding: 
           '"""', *(f"# finding: {line}" for line in about.splitlines()),
           *(set_env if env else []), "import sys", "", "import numpy as np", "from tinygrad import Context, Tensor, TinyJit, nn",
           "from tinygrad.nn.state import get_parameters", *jit_lines(target, program.prune), "",
-          f"MODE, CALLS = {mode!r}, {calls}", f"REFERENCE, KNOBS = {REFERENCE_CONTEXT!r}, {knobs!r}", "", ""]
+          f"MODE, CALLS, RESET = {mode!r}, {calls}, {program.reset!r}", f"REFERENCE, KNOBS = {REFERENCE_CONTEXT!r}, {knobs!r}", "", ""]
   built = "step, observe, inputs, " + ("evaluate" if program.evaluate else "None")
   build = ["def build():", *("  " + line for line in program_lines(program)), f"  return {built}"]
   return "\n".join(head) + helpers(program) + "\n".join(build) + "\n\n" + HARNESS

@@ -106,6 +106,7 @@ class Program:
   realize_escapes: bool = False  # realize every grad and kept tensor inside the step: the known-bug mechanism check's variant
   features: tuple[str, ...] = ()  # the compound draws (`fuzz.features`) the generator made it with, for the census
   evaluate: str | None = None  # an eval step, jitted on its own, returns this value recomputed from the same arguments
+  reset: int | None = None  # the call before which the step's JIT is reset (`jit.reset()`): it captures again after
 
   @property
   def uses_rand(self) -> bool: return any(op.kind == "rand" for op in self.body)

@@ -74,7 +74,11 @@ def assert_devices_agree(program: Program) -> None:
 def assert_avoids_multi_device_bugs(program: Program, dev: dict[str, str]) -> None:
   """The rules that keep sharded programs clear of tinygrad's multi-device bugs (fuzz.known_bugs.AVOIDED_BUGS)."""
   params, reach, realized, copy = {p.name for p in program.params}, dependencies(program), realized_values(program.body), {}
+  ops, readers = {op.out: op for op in program.body}, Counter(a for op in program.body for a in op.args[:OPS[op.kind].arity])
   for op in program.body:
+    if op.kind == "shard" and op.args[2] is None:
+      source = ops.get(op.args[0])
+      assert source is not None and source.kind == "scale" and readers[op.args[0]] == 1, f"{op} shards a buffer replicated"
     if op.kind == "shard" and op.args[2] is not None: assert not reach[op.args[0]] & params, f"{op} splits a value with a grad"
     if op.kind == "shard": assert not copy.get(op.args[0]), f"{op} shards a lazy copy"
     if op.kind == "to": assert not dev[op.args[0]].startswith("shard"), f"{op} leaves the shards without contiguous_backward"

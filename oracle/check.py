@@ -60,8 +60,8 @@ def target_hooks(target: Target, found: list[Finding], static: bool = True, on_p
     return
   seen: set[tuple[str, str]] = set()  # an input-copy finding once per input, not once per replay
 
-  def replay_copies(final: Any, inputs: tuple, copied: Any, k: int) -> None:
-    for f in invariants.written_inputs_copied(final, inputs, copied, k - 1):
+  def replay_copies(final: Any, inputs: tuple, copied: Any, replay: int) -> None:
+    for f in invariants.written_inputs_copied(final, inputs, copied, replay):
       if (f.kind, f.subject) not in seen: seen.add((f.kind, f.subject)), found.append(f)
 
   if target.kind == "planner":
@@ -69,7 +69,7 @@ def target_hooks(target: Target, found: list[Finding], static: bool = True, on_p
       live = live_paths(subject, ret)
       found.extend(invariants.check_lowered(step.lowered, live, step.pruned))
       if on_plan is not None: on_plan(lambda: step.lowered.plan, live_buffers(live))
-    def replayed(step: Any, k: int, args: list) -> None: replay_copies(step.lowered.final, step.last_inputs, step.last_copied, k)
+    def replayed(step: Any, n: int, args: list) -> None: replay_copies(step.lowered.final, step.last_inputs, step.last_copied, n)
     yield Hooks(planned, None, replayed) if static else Hooks()
     return
   with tg.spy_tinyjit(poison.poison_planned_linear if target.poison else None) as records:
@@ -82,10 +82,10 @@ def target_hooks(target: Target, found: list[Finding], static: bool = True, on_p
     def repoison() -> None:
       if target.poison and records and records[-1].planned is not None: poison.poison_planned_linear(records[-1].planned)
       if records: records[-1].copies.clear()
-    def replayed(step: Any, k: int, args: list) -> None:
+    def replayed(step: Any, n: int, args: list) -> None:
       if records and records[-1].final is not None:
         inputs = tuple(tg.storage(t) for t in args if isinstance(t, Tensor))
-        replay_copies(records[-1].final, inputs, set(records[-1].copies), k)
+        replay_copies(records[-1].final, inputs, set(records[-1].copies), n)
     yield Hooks(real if static else None, repoison, replayed if static else None)
 
 

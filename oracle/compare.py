@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from oracle.findings import ALL_ZEROS, JIT_ERROR, NON_FINITE, STALE, WRONG_VALUES, Finding
-from oracle.runs import FRESH, CallRecord, Trace, phase
+from oracle.runs import FRESH, CallRecord, Trace
 
 TOLERANCES = {8: (1e-9, 1e-12), 4: (1e-5, 1e-6), 2: (1e-2, 1e-3)}
 MAX_SHOWN = 3
@@ -74,16 +74,16 @@ def mismatch_details(got: np.ndarray, want: np.ndarray) -> dict:
           "examples": [(ix, float(got[ix]), float(want[ix])) for ix in idx]}
 
 
-def compare_value(path: str, call: int, got: np.ndarray, want: np.ndarray, earlier: list[tuple[int, np.ndarray]],
+def compare_value(path: str, call: int, when: str, got: np.ndarray, want: np.ndarray, earlier: list[tuple[int, np.ndarray]],
                   lazy: bool = False) -> Finding | None:
-  """A finding when `got` differs from `want`; its details say whether the observable was a lazy escape, and for a
-  stale value which earlier call's value it shows."""
+  """A finding when `got` differs from `want` at `call` (its phase `when`); its details say whether the observable was
+  a lazy escape, and for a stale value which earlier call's value it shows."""
   if got.shape != want.shape:
-    return Finding(WRONG_VALUES, path, call, phase(call), {"shape": got.shape, "expected_shape": want.shape, "lazy": lazy})
+    return Finding(WRONG_VALUES, path, call, when, {"shape": got.shape, "expected_shape": want.shape, "lazy": lazy})
   if close(got, want).all(): return None
   kind, equals = classify(got, want, earlier)
   extra = {"lazy": lazy} | ({"equals_call": equals[0], "equals_calls": equals} if equals else {})
-  return Finding(kind, path, call, phase(call), mismatch_details(got, want) | extra)
+  return Finding(kind, path, call, when, mismatch_details(got, want) | extra)
 
 
 def error_text(e: BaseException) -> str: return f"{type(e).__name__}: {e}"
@@ -103,9 +103,9 @@ def is_rejection(e: BaseException) -> bool:
   return any(type(e).__name__ == name and fragment in str(e) for name, fragment in REFUSALS)
 
 
-def frozen_at_capture(got: Trace, mode: str) -> frozenset[str]:
-  if len(got.calls) < 2: return frozenset()
-  capture = got.calls[1]
+def frozen_at_capture(capture: CallRecord, mode: str) -> frozenset[str]:
+  """Observables a capture call leaves frozen for its replays: a pending assign made then, and (with fresh inputs) a
+  returned view of an input."""
   return capture.pending_assigns | (capture.input_views if mode == FRESH else frozenset())
 
 
@@ -114,24 +114,25 @@ def judge(ref: Trace, got: Trace, mode: str) -> Verdict:
 
   Lazy escapes are compared only in the same-buffer mode (with fresh inputs the JIT leaves their value undefined).
   Two kinds of observable show the capture call's value on every replay, as documented: a returned pure view of an
-  input (with fresh inputs), and a lazy pending assign made at capture (realized by its first read, then data)."""
+  input (with fresh inputs), and a lazy pending assign made at capture (realized by its first read, then data). The
+  capture is the one that governs the call: after `jit.reset()` the JIT captures again (`oracle.schedule`)."""
   if ref.error is not None: return Verdict(rejected=f"eager: {error_text(ref.error)}")
   if got.error is not None and is_rejection(got.error): return Verdict(rejected=f"jit: {error_text(got.error)}")
   verdict = Verdict()
-  frozen = frozen_at_capture(got, mode)
   history: dict[str, list[tuple[int, np.ndarray]]] = {}
-  capture = got.calls[1] if len(got.calls) > 1 else CallRecord(1)  # what is lazy then escapes: kept from the captured call
   for want, have in zip(ref.calls, [c for c in got.calls if c.error is None], strict=False):
+    capture = got.capture_record(have.index)  # what is lazy then escapes: kept from the captured call
     for path, value in want.values.items():
-      if (f := judge_value(ref, have, path, value, mode, frozen, capture, history, verdict)) is not None:
-        verdict.findings.append(replace(f, details=f.details | {"lazy_at_capture": path in capture.lazy}))
+      if (f := judge_value(ref, got, have, path, value, mode, capture, history, verdict)) is not None:
+        verdict.findings.append(replace(f, details=f.details | {"lazy_at_capture": path in capture.lazy} |
+                                        ({"capture": capture.index} if capture.index != 1 else {})))
   if got.error is not None:
     call = len(got.calls) - 1
-    verdict.findings.append(Finding(JIT_ERROR, "step", call, phase(call), {"error": error_text(got.error)}))
+    verdict.findings.append(Finding(JIT_ERROR, "step", call, got.schedule.phase(call), {"error": error_text(got.error)}))
   return verdict
 
 
-def undefined(ref: Trace, have: CallRecord, path: str, mode: str, capture: CallRecord) -> str | None:
+def undefined(ref: Trace, got: Trace, have: CallRecord, path: str, mode: str, capture: CallRecord) -> str | None:
   """Why the JIT leaves this observable undefined at this call (documented), or None when it must equal the reference.
 
   With fresh inputs a lazy escape is undefined from the capture call on, whether it is still lazy now or was realized
@@ -140,25 +141,26 @@ def undefined(ref: Trace, have: CallRecord, path: str, mode: str, capture: CallR
   the wrong rows (a symbolic pad view, a reshape or getitem of a symbolic-shaped output); with the same value it is
   exact, so it is compared then. Likewise a lazy escape made at capture whose graph reads a Variable: the bound value
   is a constant in that graph and replays never run the step again, so it keeps the capture call's value (like any
-  Python value frozen at capture); with the same value it is compared."""
-  k = have.index
-  if mode == FRESH and k >= 1 and (path in have.lazy or path in capture.lazy): return "lazy escape with fresh inputs"
-  if k >= 2 and have.bound != ref.calls[1].bound:
+  Python value frozen at capture); with the same value it is compared. The call after a reset runs eagerly: defined."""
+  n = got.schedule.replay(have.index)
+  if mode == FRESH and n >= 0 and (path in have.lazy or path in capture.lazy): return "lazy escape with fresh inputs"
+  if n > 0 and have.bound != ref.calls[capture.index].bound:
     if path in have.symbolic_views: return SYMBOLIC_VIEW
     if path in capture.variable_escapes: return VARIABLE_ESCAPE
   return None
 
 
-def judge_value(ref: Trace, have: CallRecord, path: str, value: np.ndarray, mode: str, frozen: frozenset[str],
-                capture: CallRecord, history: dict[str, list[tuple[int, np.ndarray]]], verdict: Verdict) -> Finding | None:
+def judge_value(ref: Trace, got: Trace, have: CallRecord, path: str, value: np.ndarray, mode: str, capture: CallRecord,
+                history: dict[str, list[tuple[int, np.ndarray]]], verdict: Verdict) -> Finding | None:
   """One observable at one call: skipped where the JIT leaves it undefined, else compared with what it must be."""
-  k = have.index
-  if path not in have.values: return Finding(WRONG_VALUES, path, k, phase(k), {"missing": "not observable in the target run"})
-  if (why := undefined(ref, have, path, mode, capture)) is not None:
+  k, when = have.index, got.schedule.phase(have.index)
+  if path not in have.values: return Finding(WRONG_VALUES, path, k, when, {"missing": "not observable in the target run"})
+  if (why := undefined(ref, got, have, path, mode, capture)) is not None:
     verdict.skipped[why] += 1
     return None
-  expected = ref.calls[1].values[path] if path in frozen and k >= 2 else value
+  frozen = got.schedule.replay(k) > 0 and path in frozen_at_capture(capture, mode)
+  expected = ref.calls[capture.index].values[path] if frozen else value
   verdict.compared += 1
-  finding = compare_value(path, k, have.values[path], expected, history.get(path, []), path in have.lazy)
+  finding = compare_value(path, k, when, have.values[path], expected, history.get(path, []), path in have.lazy)
   history.setdefault(path, []).append((k, have.values[path]))
   return finding

@@ -14,6 +14,7 @@ import numpy as np
 from tinygrad import Tensor
 from tinygrad.nn.state import get_parameters
 
+from oracle.schedule import Schedule
 from oracle.subject import Program, Subject
 from planner import tg
 
@@ -45,6 +46,12 @@ class Trace:
   calls: list[CallRecord]
   jit: Any = None
   prune: bool = False
+  schedule: Schedule = field(default_factory=Schedule)
+
+  def capture_record(self, call: int) -> CallRecord:
+    """The snapshots of the capture that governs `call` (an empty record when the run ended before it)."""
+    k = self.schedule.capture(call)
+    return self.calls[k] if k < len(self.calls) else CallRecord(k)
 
   @property
   def error(self) -> BaseException | None: return next((c.error for c in self.calls if c.error is not None), None)
@@ -52,17 +59,12 @@ class Trace:
 
 @dataclass
 class Hooks:
-  """What the oracle does inside a target run: `on_capture(step, subject, ret)` right after call 1, before anything is
-  read (static checks see the plan there); `before_replay()` before every later call (poisoning a real TinyJit's
-  arenas); `after_replay(step, k, args)` right after each later call (the replay's input-copy check)."""
+  """What the oracle does inside a target run: `on_capture(step, subject, ret)` right after each capture call, before
+  anything is read (static checks see the plan there); `before_replay()` before every replay (poisoning a real
+  TinyJit's arenas); `after_replay(step, n, args)` right after replay n of its capture (the input-copy check)."""
   on_capture: Callable[[Any, Subject, Any], None] | None = None
   before_replay: Callable[[], None] | None = None
   after_replay: Callable[[Any, int, list], None] | None = None
-
-
-def phase(call: int) -> str:
-  """Calls as TinyJit numbers them: 0 eager, 1 capture, then replays."""
-  return "eager" if call == 0 else "capture" if call == 1 else f"replay {call - 1}"
 
 
 def returned_paths(ret: Any, path: str = "ret") -> Iterator[tuple[str, Tensor]]:
@@ -114,14 +116,15 @@ def snapshot(ret: Any, subject: Subject, inputs: list, evaluated: Any = None) ->
 
 
 class FrozenPython:
-  """The reference's model of TinyJit freezing Python at capture: from call 2 on, the step runs with the Python values
-  call 1 started from (the subject's PythonState restored) and call 1's non-Tensor arguments."""
-  def __init__(self, subject: Subject) -> None: self.state, self.saved, self.args = subject.python_state, None, None
+  """The reference's model of TinyJit freezing Python at capture: at every replay the step runs with the Python values
+  its capture call started from (the subject's PythonState restored) and that call's non-Tensor arguments."""
+  def __init__(self, subject: Subject, schedule: Schedule) -> None:
+    self.state, self.schedule, self.saved, self.args = subject.python_state, schedule, None, None
 
   def __call__(self, k: int, raw: list) -> list:
-    if k == 1:
+    if self.schedule.replay(k) == 0:
       self.saved, self.args = (self.state.save() if self.state else None), list(raw)
-    elif k >= 2 and self.args is not None:
+    elif self.schedule.replay(k) > 0 and self.args is not None:
       if self.state: self.state.restore(self.saved)
       raw = [self.args[i] if isinstance(x, PYTHON_VALUES) and i < len(self.args) else x for i, x in enumerate(raw)]
     return raw
@@ -132,39 +135,41 @@ def run(program: Program, wrap: Wrap | None, calls: int, mode: str = SAME_BUFFER
   """Build a fresh instance of `program`, call it `calls` times (jitted by `wrap`, or eagerly), snapshot each call.
 
   `context` is a tinygrad Context for the whole run; the reference passes JIT=0, NO_MEMORY_PLANNER=1 and
-  `reference=True`, which freezes Python state as TinyJit does (FrozenPython).
+  `reference=True`, which freezes Python state as TinyJit does (FrozenPython). A subject with a `reset` call has its
+  step's JIT reset (`jit.reset()`) right before that call; the reference follows the same schedule.
   `hooks` are the oracle's, inside a target run; their own errors are never the program's."""
   hooks = hooks or Hooks()
   with tg.knobs(context or {}):
     subject = program()
     step = subject.step if wrap is None else wrap(subject.step, subject.prune)
     evaluate = subject.evaluate if wrap is None or subject.evaluate is None else wrap(subject.evaluate, False)
-    to_tensors, records, ret, evaluated = InputTensors(mode), [], None, None
-    frozen = FrozenPython(subject) if reference else lambda k, raw: raw
+    to_tensors, records, ret, evaluated, schedule = InputTensors(mode), [], None, None, Schedule(subject.reset)
+    frozen = FrozenPython(subject, schedule) if reference else lambda k, raw: raw
     for k in range(calls):
-      if k >= 2 and hooks.before_replay is not None: hooks.before_replay()
+      if k == schedule.reset and wrap is not None: step.reset()
+      if schedule.replay(k) > 0 and hooks.before_replay is not None: hooks.before_replay()
       try:
         args = to_tensors(frozen(k, subject.inputs(k, ret)))
         prev, ret = ret, step(*args)
         if evaluate is not None:  # its own JIT, right after the step: a train/eval loop
-          evaluated = evaluate(*(overwritten(args, prev, ret) if reference and k >= 2 else args))
+          evaluated = evaluate(*(overwritten(args, prev, ret) if reference and schedule.replay(k) > 0 else args))
       except Exception as e:  # a program's error is data: the judge decides whether it is a rejection or a finding
         records.append(CallRecord(k, error=e))
         break
-      if k == 1 and hooks.on_capture is not None: hooks.on_capture(step, subject, ret)
-      if k >= 2 and hooks.after_replay is not None: hooks.after_replay(step, k, args)
+      if schedule.replay(k) == 0 and hooks.on_capture is not None: hooks.on_capture(step, subject, ret)
+      if schedule.replay(k) > 0 and hooks.after_replay is not None: hooks.after_replay(step, schedule.replay(k), args)
       try: record = snapshot(ret, subject, args, evaluated)
       except Exception as e:
         records.append(CallRecord(k, error=e))
         break
       record.index = k
       records.append(record)
-  return Trace(records, step, subject.prune)
+  return Trace(records, step, subject.prune, schedule)
 
 
 def overwritten(args: list, prev: Any, ret: Any) -> list:
-  """The reference's model of the documented overwrite, for an eval step after the train step: from call 2 on a JIT
-  returns the same tensor objects, rewritten by every call, so an argument fed back from the previous call's return
+  """The reference's model of the documented overwrite, for an eval step after the train step: at every replay a JIT
+  returns its capture's tensor objects, rewritten by every call, so an argument fed back from the previous call's return
   already holds this call's return when the eval step reads it."""
   before, now = {id(t): p for p, t in returned_paths(prev)}, dict(returned_paths(ret))
   return [now[before[id(a)]] if isinstance(a, Tensor) and id(a) in before else a for a in args]
@@ -177,6 +182,7 @@ def eager(step: Callable[..., Any], prune: bool = False) -> Callable[..., Any]:
     ret = step(*args, **kwargs)
     if params := get_parameters(ret): Tensor.realize(*params)
     return ret
+  call.reset = lambda: None  # type: ignore[attr-defined]  # `jit.reset()`: eager has no capture to drop
   return call
 
 

@@ -31,13 +31,16 @@ class Subject:
   python_state: the Python values the step depends on, when it is not a pure function of its tensors.
   evaluate: an eval step over the same parameters, jitted on its own and called right after the step with the same
     arguments, as a training loop alternates a jitted train step and a jitted eval step; its returned tensors are
-    observed under `eval`."""
+    observed under `eval`.
+  reset: the call before which the step's JIT is reset (`jit.reset()`, at least 2), or None: that call runs the step
+    eagerly, the next captures it again, the rest replay the new capture (`oracle.schedule`)."""
   step: Callable[..., Any]
   inputs: Callable[[int, Any], list]
   observe: Callable[[], dict[str, Any]] = field(default=dict)
   prune: bool = False
   python_state: PythonState | None = None
   evaluate: Callable[..., Any] | None = None
+  reset: int | None = None
 
 
 Program = Callable[[], Subject]

@@ -54,6 +54,11 @@ class PlannedJit(Generic[R]):
     self.cnt += 1
     return ret
 
+  def reset(self) -> None:
+    """As TinyJit's `reset()`: drop the capture, so the next call runs eagerly and the one after captures anew."""
+    self.cnt, self.lowered, self._linear, self._ret, self.pruned = 0, None, None, None, None
+    self._expected, self._copied = ([], []), set()
+
   def _eager(self, args: tuple, kwargs: dict) -> R:
     ret = self.fn(*args, **kwargs)
     realize_returned(ret)

@@ -17,7 +17,7 @@ from oracle.targets import Target
 from planner.mutants import MUTANTS
 from tests.planners.correct import CORRECT
 
-CLEAN_BUDGET, MUTANT_BUDGET, CORRECT_BUDGET, ADVISORY_BUDGET, HCQ2_BUDGET = 100, 300, 12, 20, 6
+CLEAN_BUDGET, MUTANT_BUDGET, CORRECT_BUDGET, ADVISORY_BUDGET, HCQ2_BUDGET = 60, 300, 12, 12, 4
 
 
 @pytest.mark.slow

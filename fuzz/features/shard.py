@@ -11,7 +11,9 @@ operands of one op share one sharding; sharded values never feed state updates o
 device). Rules that avoid tinygrad bugs (fuzz.known_bugs.AVOIDED_BUGS, each a strict xfail): a value that reaches a
 parameter is replicated, never split (its grad would need the unbound '_device_num'); a sharded value comes back with
 `.to(DEFAULT).contiguous_backward()` (a grad that is a broadcast buffer, or a copy from another device, cannot be copied
-into the shards); a value whose lazy graph holds a copy between devices is never sharded (a new input is instead).
+into the shards); a value whose lazy graph holds a copy between devices is never sharded (a new input is instead); a
+replicated sharding shards a lazy `a * 2` that nothing else reads, never a buffer directly (a buffer's replicated shard
+brought back, realized beside another reader of the buffer, fails UOp verification).
 """
 from __future__ import annotations
 
@@ -38,6 +40,7 @@ def draw_shard(b: Builder, a: Value) -> Value:
   n = b.draw(st.sampled_from(COUNTS))
   splits = [] if b.reach()[a.name] & {p.name for p in b.params} else [i for i, d in enumerate(a.shape) if d % n == 0]
   axis = b.draw(st.sampled_from([None, *splits]))
+  if axis is None: a = b.emit("scale", (a.name, 2.0), a.shape, a.dtype, [a], pooled=False)  # a lazy op, read only here
   role = f"SHARD{n}:{axis}"  # values of one sharding mix only with each other
   v = b.emit("shard", (a.name, n, axis), a.shape, a.dtype, [a], role, pooled=False)
   other = b.leaf(b.draw(st.sampled_from(("p", "x"))), a.shape, F32, pool=False, shard=(n, axis), device=role)

@@ -1,12 +1,17 @@
 """How training loops write their steps: a train step and an eval step, each jitted on its own over the same
-parameters and called alternately (train, then eval, every call).
+parameters and called alternately (train, then eval, every call); and `jit.reset()` between two calls, after which
+the step is captured again (a loop that changes its batch shape or learning-rate schedule resets its JIT).
 
 The eval step recomputes one forward value of the train step from the same arguments: no backward, no update, no
 state written. Its JIT is captured while the train step's lazy grads and kept tensors are alive and reads the
 parameters the train step's optimizer updates in place (implicit inputs, bound by buffer identity), so a JIT that
 binds or holds them wrongly shows stale or wrong eval values on replay.
 
-Rules kept: the value is computed by at least one kernel (a pure view captures nothing: TinyJit rejects it) and
+A reset comes before call 2 or 3 (`oracle.schedule`): that call runs eagerly, the next captures anew with the live
+tensors of then, and the rest replay the new capture, each judged against its own capture (Python values, bound
+Variables, pending assigns and returned input views frozen then). Only the train step's JIT is reset.
+
+Rules kept by the eval step: the value is computed by at least one kernel (a pure view captures nothing: TinyJit rejects it) and
 reaches a parameter; its ops draw no rand (the eval step would advance the generator's stream between train steps) and
 write no state (`kv_write`); it lives on the default device, unsharded; no eval step in a pruned program (prune's
 freezing is the train step's).
@@ -23,6 +28,8 @@ from fuzz.single_ops import MOVEMENT
 
 NOT_IN_EVAL = ("rand", "kv_write", "shard", "unshard")  # side effects, and values off the default device
 EVAL_ONE_IN = 4
+RESET_ONE_IN = 5
+RESET_CALLS = (2, 3)  # before the first replay, or after one
 
 
 def draw_eval(b: Builder) -> str | None:
@@ -40,4 +47,10 @@ def _evaluable(body: tuple, value: str, params: set[str]) -> bool:
           and not any(op.kind in NOT_IN_EVAL for op in ops))
 
 
+def draw_reset(b: Builder) -> int | None:
+  """Sometimes: the call before which the step's JIT is reset."""
+  return b.draw(st.sampled_from(RESET_CALLS)) if b.draw(st.integers(1, RESET_ONE_IN)) == RESET_ONE_IN else None
+
+
 FEATURE = Feature("train/eval steps", lambda p: p.evaluate is not None)
+RESET_FEATURE = Feature("jit reset", lambda p: p.reset is not None)
