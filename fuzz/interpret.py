@@ -37,4 +37,4 @@ def to_subject(program: Program) -> Subject:
   scope = {"Tensor": Tensor, "nn": nn, "Context": Context, "data": data, "param": param, "training": training, "Sharded": Sharded}
   exec(compile(text, filename, "exec"), scope)
   return Subject(scope["step"], scope["inputs"], scope["observe"], program.prune, evaluate=scope.get("evaluate"),
-                 reset=program.reset)
+                 reset=program.reset, method=program.method)

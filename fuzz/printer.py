@@ -106,17 +106,34 @@ if __name__ == "__main__":
 '''
 
 
-def jit_lines(target: Target, prune: bool) -> list[str]:
-  """TinyJit itself, or planfuzz's PlannedJit built by the very Target (policy, planner, graph splitter, poisoning)."""
+def method_lines(decorate: list[str], prune: bool) -> list[str]:
+  """`make_jit` for a step jitted as a model's `__call__` with the decorator form (`decorate` lines set `decorate`)."""
+  return ["", "", f"def make_jit(step, prune={prune}):",
+          '  """The step as a model\'s __call__, jitted with the decorator form, called on the model object."""',
+          *(f"  {line}" for line in decorate), "", "  class Model:", "    @decorate",
+          "    def __call__(self, *args): return step(*args)", "",
+          '    def reset(self): vars(Model)["__call__"].reset()', "", "  return Model()"]
+
+
+TINYJIT_DECORATOR = ["try: decorate = TinyJit(prune=prune)",
+                     "except TypeError: decorate = lambda f: TinyJit(f, prune=prune)  # before 0.14"]
+
+
+def jit_lines(target: Target, prune: bool, method: bool = False) -> list[str]:
+  """TinyJit itself, or planfuzz's PlannedJit built by the very Target (policy, planner, graph splitter, poisoning);
+  for a `method` program the JIT decorates a model's `__call__`."""
   if target.kind == "tinyjit":
-    return [f"make_jit = lambda step, prune={prune if target.prune is None else target.prune}: TinyJit(step, prune=prune)",
-            "static_findings = lambda: []  # the plan checks need planfuzz: this script needs only tinygrad and numpy"]
+    pruned = prune if target.prune is None else target.prune
+    made = method_lines(TINYJIT_DECORATOR, pruned) if method else [f"make_jit = lambda step, prune={pruned}: TinyJit(step, prune=prune)"]
+    return [*made, "static_findings = lambda: []  # the plan checks need planfuzz: this script needs only tinygrad and numpy"]
+  made = (method_lines(["decorate = lambda f: TARGET.wrap(f, prune)"], prune) if method
+          else [f"make_jit = lambda step, prune={prune}: TARGET.wrap(step, prune)"])
   return ["from oracle.targets import Target  # planfuzz: PlannedJit with this policy and planner", "",
-          f"TARGET = {target!r}", f"make_jit = lambda step, prune={prune}: TARGET.wrap(step, prune)", "", "",
+          f"TARGET = {target!r}", *made, "", "",
           "def static_findings():", '  """planfuzz\'s plan invariants on this capture (unsound before any value is wrong)."""',
           "  from oracle.check import judge_program", "  from oracle.subject import Subject",
           "  subject = lambda: (lambda step, observe, inputs, evaluate:",
-          f"                     Subject(step, inputs, observe, {prune}, evaluate=evaluate))(*build())",
+          f"                     Subject(step, inputs, observe, {prune}, evaluate=evaluate, reset=RESET, method={method}))(*build())",
           "  return [f for f in judge_program(subject, TARGET, CALLS, MODE).verdict.findings if f.call is None]"]
 
 
@@ -140,7 +157,7 @@ def to_script(program: Program, target: Target, mode: str, calls: int, finding: 
           "observable after each call and compares. Exit status 1: the JIT differs (reproduced); 0: it agrees.",
           '"""', *(f"# finding: {line}" for line in about.splitlines()),
           *(set_env if env else []), "import sys", "", "import numpy as np", "from tinygrad import Context, Tensor, TinyJit, nn",
-          "from tinygrad.nn.state import get_parameters", *jit_lines(target, program.prune), "",
+          "from tinygrad.nn.state import get_parameters", *jit_lines(target, program.prune, program.method), "",
           f"MODE, CALLS, RESET = {mode!r}, {calls}, {program.reset!r}", f"REFERENCE, KNOBS = {REFERENCE_CONTEXT!r}, {knobs!r}", "", ""]
   built = "step, observe, inputs, " + ("evaluate" if program.evaluate else "None")
   build = ["def build():", *("  " + line for line in program_lines(program)), f"  return {built}"]

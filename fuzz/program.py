@@ -107,6 +107,7 @@ class Program:
   features: tuple[str, ...] = ()  # the compound draws (`fuzz.features`) the generator made it with, for the census
   evaluate: str | None = None  # an eval step, jitted on its own, returns this value recomputed from the same arguments
   reset: int | None = None  # the call before which the step's JIT is reset (`jit.reset()`): it captures again after
+  method: bool = False  # the step is jitted as a model's __call__, with the decorator form, and called on the model
 
   @property
   def uses_rand(self) -> bool: return any(op.kind == "rand" for op in self.body)

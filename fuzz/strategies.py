@@ -143,7 +143,8 @@ def _programs(draw: st.DrawFn) -> Program:
   variable = Bound(draw(st.sampled_from((1, 3, 5))), draw(st.integers(0, 7))) if "symbolic" in b.features else None
   return Program(tuple(b.params), tuple(b.inputs), tuple(b.state), tuple(b.body), tuple(backward), returns, kept,
                  realize_grads, tuple(state_updates), update, prune, feedback, variable,
-                 features=tuple(dict.fromkeys(b.features)), evaluate=steps.draw_eval(b), reset=steps.draw_reset(b))
+                 features=tuple(dict.fromkeys(b.features)), method=steps.draw_method(b), reset=steps.draw_reset(b),
+                 evaluate=steps.draw_eval(b))
 
 
 # tinygrad's knobs, drawn per example (the simplest first, so failures shrink towards the default): JIT=2 skips

@@ -141,7 +141,7 @@ def run(program: Program, wrap: Wrap | None, calls: int, mode: str = SAME_BUFFER
   hooks = hooks or Hooks()
   with tg.knobs(context or {}):
     subject = program()
-    step = subject.step if wrap is None else wrap(subject.step, subject.prune)
+    step, call = (subject.step, subject.step) if wrap is None else jitted(subject, wrap)
     evaluate = subject.evaluate if wrap is None or subject.evaluate is None else wrap(subject.evaluate, False)
     to_tensors, records, ret, evaluated, schedule = InputTensors(mode), [], None, None, Schedule(subject.reset)
     frozen = FrozenPython(subject, schedule) if reference else lambda k, raw: raw
@@ -150,7 +150,7 @@ def run(program: Program, wrap: Wrap | None, calls: int, mode: str = SAME_BUFFER
       if schedule.replay(k) > 0 and hooks.before_replay is not None: hooks.before_replay()
       try:
         args = to_tensors(frozen(k, subject.inputs(k, ret)))
-        prev, ret = ret, step(*args)
+        prev, ret = ret, call(*args)
         if evaluate is not None:  # its own JIT, right after the step: a train/eval loop
           evaluated = evaluate(*(overwritten(args, prev, ret) if reference and schedule.replay(k) > 0 else args))
       except Exception as e:  # a program's error is data: the judge decides whether it is a rejection or a finding
@@ -165,6 +165,18 @@ def run(program: Program, wrap: Wrap | None, calls: int, mode: str = SAME_BUFFER
       record.index = k
       records.append(record)
   return Trace(records, step, subject.prune, schedule)
+
+
+def jitted(subject: Subject, wrap: Wrap) -> tuple[Any, Callable[..., Any]]:
+  """The step's JIT, and what a call calls: the JIT itself, or for a `method` subject a model object whose class holds
+  the JIT as its `__call__`, as tinygrad models write `@TinyJit def __call__(self, x)`: each call then reaches the JIT
+  through the descriptor protocol, with the model as a first argument that is not a Tensor."""
+  if not subject.method:
+    jit = wrap(subject.step, subject.prune)
+    return jit, jit
+  step = subject.step
+  model = type("Model", (), {"__call__": wrap(lambda self, *args: step(*args), subject.prune)})
+  return vars(model)["__call__"], model()
 
 
 def overwritten(args: list, prev: Any, ret: Any) -> list:

@@ -33,7 +33,9 @@ class Subject:
     arguments, as a training loop alternates a jitted train step and a jitted eval step; its returned tensors are
     observed under `eval`.
   reset: the call before which the step's JIT is reset (`jit.reset()`, at least 2), or None: that call runs the step
-    eagerly, the next captures it again, the rest replay the new capture (`oracle.schedule`)."""
+    eagerly, the next captures it again, the rest replay the new capture (`oracle.schedule`).
+  method: the step is jitted as a model's `__call__` (`@TinyJit def __call__(self, ...)`) and called through a model
+    object (`oracle.runs.jitted`)."""
   step: Callable[..., Any]
   inputs: Callable[[int, Any], list]
   observe: Callable[[], dict[str, Any]] = field(default=dict)
@@ -41,6 +43,7 @@ class Subject:
   python_state: PythonState | None = None
   evaluate: Callable[..., Any] | None = None
   reset: int | None = None
+  method: bool = False
 
 
 Program = Callable[[], Subject]

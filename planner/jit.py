@@ -8,6 +8,7 @@ run, `last_inputs` and `last_copied`.
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
@@ -53,6 +54,10 @@ class PlannedJit(Generic[R]):
       else: ret = self._replay(inputs)
     self.cnt += 1
     return ret
+
+  def __get__(self, obj: Any, objtype: Any = None) -> Callable[..., R]:
+    """As TinyJit's: a PlannedJit in a class is a method, called with the object first."""
+    return functools.partial(self.__call__, obj)
 
   def reset(self) -> None:
     """As TinyJit's `reset()`: drop the capture, so the next call runs eagerly and the one after captures anew."""

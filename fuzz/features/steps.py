@@ -1,6 +1,7 @@
 """How training loops write their steps: a train step and an eval step, each jitted on its own over the same
 parameters and called alternately (train, then eval, every call); and `jit.reset()` between two calls, after which
-the step is captured again (a loop that changes its batch shape or learning-rate schedule resets its JIT).
+the step is captured again (a loop that changes its batch shape or learning-rate schedule resets its JIT); and the
+step as a model's `__call__`, jitted with the decorator form (`@TinyJit(prune=...)`), called on the model object.
 
 The eval step recomputes one forward value of the train step from the same arguments: no backward, no update, no
 state written. Its JIT is captured while the train step's lazy grads and kept tensors are alive and reads the
@@ -30,6 +31,7 @@ NOT_IN_EVAL = ("rand", "kv_write", "shard", "unshard")  # side effects, and valu
 EVAL_ONE_IN = 4
 RESET_ONE_IN = 5
 RESET_CALLS = (2, 3)  # before the first replay, or after one
+METHOD_ONE_IN = 4
 
 
 def draw_eval(b: Builder) -> str | None:
@@ -52,5 +54,11 @@ def draw_reset(b: Builder) -> int | None:
   return b.draw(st.sampled_from(RESET_CALLS)) if b.draw(st.integers(1, RESET_ONE_IN)) == RESET_ONE_IN else None
 
 
+def draw_method(b: Builder) -> bool:
+  """Sometimes: the step is a model's jitted `__call__`."""
+  return b.draw(st.integers(1, METHOD_ONE_IN)) == METHOD_ONE_IN
+
+
 FEATURE = Feature("train/eval steps", lambda p: p.evaluate is not None)
 RESET_FEATURE = Feature("jit reset", lambda p: p.reset is not None)
+METHOD_FEATURE = Feature("model method", lambda p: p.method)
