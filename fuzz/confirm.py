@@ -1,6 +1,7 @@
-"""Confirm a bug in a fresh process: run its repro script alone. A bug whose repro agrees there depends on what ran
-before it in the worker (planfuzz state leaking between examples, or a tinygrad cache), so it is reported as
-context-dependent with a script that replays the worker's preceding programs in order (`context_script`).
+"""Confirm a bug in a fresh process: run its repro script alone. A bug whose repro agrees there, or fails there only on
+other observables (a known tinygrad bug the same program also shows), depends on what ran before it in the worker
+(planfuzz state leaking between examples, or a tinygrad cache), so it is reported as context-dependent with a script
+that replays the worker's preceding programs in order (`context_script`).
 """
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
+
+from oracle.findings import JIT_ERROR, VALUE_KINDS, Finding
 
 # a bug's status: not run alone yet (or its repro failed otherwise), reproduced alone, agrees alone, a known tinygrad bug
 UNCONFIRMED, CONFIRMED, CONTEXT_DEPENDENT, KNOWN = "unconfirmed", "confirmed", "context-dependent", "known"
@@ -22,19 +25,35 @@ def fresh_env() -> dict[str, str]:
   return {**os.environ, "PYTHONPATH": os.pathsep.join([os.getcwd(), *filter(None, [os.environ.get("PYTHONPATH")])])}
 
 
-def run_fresh(script: str | Path, timeout: float = CONFIRM_TIMEOUT) -> tuple[str, str]:
-  """(status, what happened) of one script run alone: exit 1 or death by a signal or a hang reproduces, exit 0 does not."""
+def expected_line(f: Finding | None) -> str | None:
+  """What a repro prints when it shows finding `f`: its observable's mismatch, or its invariant's kind (buffer names
+  differ between processes); None where only the exit status tells (an error, a crash, a hang)."""
+  if f is None: return None
+  if f.kind in VALUE_KINDS and f.kind != JIT_ERROR: return f"MISMATCH {f.subject} at call"
+  return f"MISMATCH (static) [{f.kind}]" if f.call is None and f.kind.startswith("invariant:") else None
+
+
+def run_fresh(script: str | Path, timeout: float = CONFIRM_TIMEOUT, expect: str | None = None) -> tuple[str, str]:
+  """(status, what happened) of one script run alone: exit 1 (showing `expect` when given) or death by a signal or a hang
+  reproduces, exit 0 or a failure on other observables does not."""
   try: out = subprocess.run([sys.executable, str(script)], env=fresh_env(), capture_output=True, text=True, timeout=timeout)
   except subprocess.TimeoutExpired: return CONFIRMED, f"hung for {timeout:g}s"
+  if out.returncode == 1 and expect is not None and expect not in out.stdout:
+    shown = next((line for line in out.stdout.splitlines() if line.startswith("MISMATCH")), "no mismatch line")
+    return CONTEXT_DEPENDENT, f"the repro fails alone, but not on this finding ({shown[:120]})"
   if out.returncode == 1: return CONFIRMED, "the repro reproduces alone"
   if out.returncode < 0: return CONFIRMED, f"the repro was killed by signal {-out.returncode}"
   if out.returncode == 0: return CONTEXT_DEPENDENT, "the repro agrees when run alone"
   return UNCONFIRMED, f"the repro exited {out.returncode}: {(out.stderr or out.stdout).strip().splitlines()[-1:]}"
 
 
-def confirm_all(scripts: list[str | Path], parallel: int, timeout: float = CONFIRM_TIMEOUT) -> list[tuple[str, str]]:
-  """`run_fresh` on each script, `parallel` at a time; a script running past `timeout` confirms a hang."""
-  with ThreadPoolExecutor(max(1, parallel)) as pool: return list(pool.map(lambda s: run_fresh(s, timeout), scripts))
+def confirm_all(scripts: list[str | Path], parallel: int, timeout: float = CONFIRM_TIMEOUT,
+                expects: list[str | None] | None = None) -> list[tuple[str, str]]:
+  """`run_fresh` on each script (expecting the line `expects` gives it), `parallel` at a time; a script running past
+  `timeout` confirms a hang."""
+  lines = expects or [None] * len(scripts)
+  with ThreadPoolExecutor(max(1, parallel)) as pool:
+    return list(pool.map(lambda job: run_fresh(job[0], timeout, job[1]), zip(scripts, lines, strict=True)))
 
 
 def context_script(history: list[tuple], failing: tuple, target: Any, calls: int) -> str:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from oracle.findings import JIT_ERROR, STALE, VALUE_KINDS, Finding
+from oracle.signature import role
 from planner import tg
 
 KNOWN_DIR = Path(__file__).parent / "known"
@@ -48,13 +49,15 @@ def _frozen_lazy_escape(f: Finding) -> bool:
 
 def _lazy_escape(f: Finding) -> bool:
   """Any wrong value on a tensor the capture call left lazy: frozen at its first read, the escape often mixes the
-  capture call's frozen intermediates with the live inputs, so it shows values of no call at all."""
-  return f.kind in VALUE_KINDS and bool(f.details.get("lazy_at_capture"))
+  capture call's frozen intermediates with the live inputs, so it shows values of no call at all. Not on an input
+  (an assigned input's own bug is jit-input-assign-dropped)."""
+  return f.kind in VALUE_KINDS and bool(f.details.get("lazy_at_capture")) and role(f.subject) != "input"
 
 
 def _gone_when_realized_in_step(f: Finding, program: Any, rerun: Rerun | None) -> bool:
-  """The mechanism of lazy-escape-frozen-on-read: the difference vanishes when the step realizes its grads and kept
-  tensors itself (nothing is left lazy for a first read to freeze)."""
+  """The mechanism of lazy-escape-frozen-on-read and jit-input-assign-dropped: the difference vanishes when the step
+  realizes its grads, kept tensors and input assign itself (nothing is left lazy for a first read to freeze, and the
+  capture schedules the assign)."""
   if rerun is None or program is None or getattr(program, "realize_escapes", True): return False
   again = rerun(replace(program, realize_escapes=True))
   return again.rejected is None and not any(g.subject == f.subject for g in again.findings)
@@ -63,6 +66,11 @@ def _gone_when_realized_in_step(f: Finding, program: Any, rerun: Rerun | None) -
 def _stale_value(f: Finding) -> bool:
   """A returned or kept value that shows an earlier call's value, not left lazy by the capture call."""
   return f.kind == STALE and not f.details.get("lazy_at_capture")
+
+
+def _assigned_input(f: Finding) -> bool:
+  """A wrong value on an explicit input (named x0, x1, ...): only a step that assigns one observes it."""
+  return f.kind in VALUE_KINDS and role(f.subject) == "input"
 
 
 def _hcq_multi_device_assert(f: Finding) -> bool:
@@ -87,6 +95,13 @@ KNOWN_BUGS: tuple[KnownBug, ...] = (
            "(PlannedJit's prune stage mirrors tinygrad's, so both show it)",
            KNOWN_DIR / "prune_freezes_state_reader.py", lambda f: f.kind == PRUNE_SPLIT, "prune",
            lambda f: f.kind == PRUNE_SPLIT or f.kind in VALUE_KINDS),
+  KnownBug("jit-input-assign-dropped",
+           "an explicit input assigned inside the step and left lazy (`x.assign(v)`, nothing returned reaching it) is "
+           "never scheduled by the capture: reads after the eager and capture calls realize it outside the JIT, replays "
+           "never run it, so the input keeps the caller's data (tinygrad#16618, open)",
+           KNOWN_DIR / "jit_input_assign_dropped.py", _assigned_input, "capture", lambda f: False,
+           lambda program: program is None or getattr(program, "input_assign", None) is not None,
+           shows_mechanism=_gone_when_realized_in_step),
   KnownBug("hcq2-sharded-capture-asserts",
            "with HCQ2=1 capturing a step that uses a sharded (multi-device) tensor raises 'AssertionError: must be "
            "BUFFER Ops.PARAM' in tinygrad's hcq lowering, which does not take a multi-device PARAM",

@@ -54,6 +54,14 @@ class StateUpdate:
 
 
 @dataclass(frozen=True)
+class InputAssign:
+  """`input.assign(source.detach())` on an explicit input at the end of the step, left lazy as tinygrad#16618's step
+  leaves it; the input is observed after every call under its own name."""
+  input: str
+  source: str
+
+
+@dataclass(frozen=True)
 class Update:
   """An in-place parameter update after backward: a raw `p.assign(p - lr * p.grad)`, or an nn.optim step."""
   kind: str  # "assign", "sgd" or "adam"
@@ -103,11 +111,12 @@ class Program:
   prune: bool = False
   feedback: Feedback | None = None
   variable: Bound | None = None
-  realize_escapes: bool = False  # realize every grad and kept tensor inside the step: the known-bug mechanism check's variant
+  realize_escapes: bool = False  # realize every grad, kept tensor and input assign in the step: known bugs' mechanism variant
   features: tuple[str, ...] = ()  # the compound draws (`fuzz.features`) the generator made it with, for the census
   evaluate: str | None = None  # an eval step, jitted on its own, returns this value recomputed from the same arguments
   reset: int | None = None  # the call before which the step's JIT is reset (`jit.reset()`): it captures again after
   method: bool = False  # the step is jitted as a model's __call__, with the decorator form, and called on the model
+  input_assign: InputAssign | None = None
 
   @property
   def uses_rand(self) -> bool: return any(op.kind == "rand" for op in self.body)

@@ -41,6 +41,7 @@ def observables(program: Program) -> dict[str, str]:
   out = {f"{p}.grad": f"{p}.grad" for p in program.grads_at_end()}
   if program.update is not None: out |= {p: p for p in program.update.params}
   out |= {s.name: s.name for s in program.state}
+  if program.input_assign is not None: out[program.input_assign.input] = "assigned[0]"
   return out | {f"kept[{i}]": f"kept[{i}]" for i in range(len(program.kept))}
 
 
@@ -68,6 +69,8 @@ def step_lines(program: Program) -> list[str]:
       lines.append(f"Tensor.realize({', '.join(up.params)})")
     else:
       lines.append("with training(): opt.step()")
+  if (ia := program.input_assign) is not None:  # left lazy: nothing the step returns reaches it (tinygrad#16618)
+    lines += [f"{ia.input}.assign({ia.source}.detach()){'.realize()' if program.realize_escapes else ''}", f"assigned[:] = [{ia.input}]"]
   if program.kept: lines.append(f"kept[:] = [{', '.join(program.kept)}]")
   if program.realize_escapes and (escapes := [f"{p}.grad" for p in grads] + [f"kept[{i}]" for i in range(len(program.kept))]):
     lines.append(f"Tensor.realize({', '.join(escapes)})")
@@ -105,6 +108,7 @@ def program_lines(program: Program) -> list[str]:
   if program.update is not None and program.update.kind in OPTIMIZERS:
     lines.append(f"opt = nn.optim.{OPTIMIZERS[program.update.kind]}([{', '.join(program.update.params)}], lr={program.update.lr})")
   if program.kept: lines.append("kept = []")
+  if program.input_assign is not None: lines.append("assigned = []")
   args = [x.name for x in program.inputs] + ([program.variable.name] if program.variable is not None else [])
   lines.append(f"def step({', '.join(args)}):")
   lines += ["  " + line for line in step_lines(program)]

@@ -141,10 +141,14 @@ def _programs(draw: st.DrawFn) -> Program:
   if not (realize_grads or state_updates or update) and all(n in views for n in returned_names(returns)):
     realize_grads = True  # else the capture may schedule nothing, which TinyJit rejects ("didn't JIT anything")
   variable = Bound(draw(st.sampled_from((1, 3, 5))), draw(st.integers(0, 7))) if "symbolic" in b.features else None
+  method, reset, evaluate = steps.draw_method(b), steps.draw_reset(b), steps.draw_eval(b)
+  lazy = [*kept, *returned_names(returns), *([] if realize_grads else [bw.value for bw in backward])]
+  read_later = set().union(*(reach[n] for n in lazy if n in reach))
+  input_assign = steps.draw_input_assign(b, read_later, fed) if evaluate is None else None
   return Program(tuple(b.params), tuple(b.inputs), tuple(b.state), tuple(b.body), tuple(backward), returns, kept,
                  realize_grads, tuple(state_updates), update, prune, feedback, variable,
-                 features=tuple(dict.fromkeys(b.features)), method=steps.draw_method(b), reset=steps.draw_reset(b),
-                 evaluate=steps.draw_eval(b))
+                 features=tuple(dict.fromkeys(b.features)), method=method, reset=reset, evaluate=evaluate,
+                 input_assign=input_assign)
 
 
 # tinygrad's knobs, drawn per example (the simplest first, so failures shrink towards the default): JIT=2 skips

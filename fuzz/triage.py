@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from fuzz.bugs import Bug, Sample, headline
-from fuzz.confirm import CONTEXT_DEPENDENT, KNOWN, confirm_all, context_script
+from fuzz.confirm import CONTEXT_DEPENDENT, KNOWN, confirm_all, context_script, expected_line
 from fuzz.driver import Stats, reason_class, under_knobs
 from fuzz.interpret import source
 from fuzz.workers import Event, Result, ShrinkStep
@@ -72,7 +72,8 @@ class Triage:
     for bug in bugs:
       if not bug.new: bug.status = KNOWN
     if confirm and todo:
-      for bug, (status, why) in zip(todo, confirm_all([b.repro for b in todo], parallel, timeout), strict=True):
+      expects = [expected_line(b.best.finding if b.best else None) for b in todo]
+      for bug, (status, why) in zip(todo, confirm_all([b.repro for b in todo], parallel, timeout, expects), strict=True):
         bug.status, bug.confirm_note = status, why
         if status == CONTEXT_DEPENDENT: self._context(bug)
     return bugs

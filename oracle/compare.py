@@ -105,8 +105,10 @@ def is_rejection(e: BaseException) -> bool:
 
 def frozen_at_capture(capture: CallRecord, mode: str) -> frozenset[str]:
   """Observables a capture call leaves frozen for its replays: a pending assign made then, and (with fresh inputs) a
-  returned view of an input."""
-  return capture.pending_assigns | (capture.input_views if mode == FRESH else frozenset())
+  returned view of an input. With inputs refilled in place, a pending assign on an input is not frozen: the caller
+  writes the input before every call, and a replay must assign it as eager does (tinygrad#16618 is that it does not)."""
+  if mode == FRESH: return capture.pending_assigns | capture.input_views
+  return capture.pending_assigns - capture.input_views
 
 
 def judge(ref: Trace, got: Trace, mode: str) -> Verdict:

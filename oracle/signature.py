@@ -34,7 +34,8 @@ class Signature:
 
   def __str__(self) -> str:
     blame = "no stage blamed" if self.stage == UNBLAMED else f"blamed on {self.stage}"
-    return f"{self.kind} on a {self.role}, {blame}" + (f" (known tinygrad bug {self.known})" if self.known else "")
+    article = "an" if self.role[0] in "aeiou" else "a"
+    return f"{self.kind} on {article} {self.role}, {blame}" + (f" (known tinygrad bug {self.known})" if self.known else "")
 
   @property
   def key(self) -> str:

@@ -12,11 +12,20 @@ import pytest
 from tinygrad import Context
 
 from fuzz.campaign import run_campaign
+from fuzz.driver import check
 from fuzz.printer import to_script
+from fuzz.program import Backward, Leaf, Op, Program
+from oracle.runs import SAME_BUFFER
 from oracle.targets import Target
 from planner.mutants import MUTANTS
 from tests.planners.correct import CORRECT
 
+# relu(x0 * p0) to the second device, relu and contiguous there, back, doubled: the copies touch planned buffers
+THROUGH_SECOND = Program(params=(Leaf("p0", (8, 8), seed=1),), inputs=(Leaf("x0", (8, 8), seed=2),), state=(),
+                         body=(Op("mul", ("x0", "p0"), "v0"), Op("relu", ("v0",), "v1"), Op("to", ("v1", "SECOND"), "v2"),
+                               Op("relu", ("v2",), "v3"), Op("contiguous", ("v3",), "v4"), Op("to", ("v4", "DEFAULT"), "v5"),
+                               Op("scale", ("v5", 2.0), "v6")),
+                         backward=(Backward("v6"),), returns="v6", realize_grads=True)
 CLEAN_BUDGET, MUTANT_BUDGET, CORRECT_BUDGET, ADVISORY_BUDGET, HCQ2_BUDGET = 60, 300, 12, 12, 4
 
 
@@ -27,6 +36,7 @@ def test_long_campaign_reports_nothing_but_known_bugs() -> None:
   assert c.found is None, c.found and f"{c.found.target.describe()}:\n" + "\n".join(f.message for f in c.found.verdict.findings[:3])
   assert c.stats.examples == 2 * CLEAN_BUDGET and c.stats.compared > 2 * CLEAN_BUDGET
   assert sum(c.stats.rejected.values()) < 0.01 * 2 * CLEAN_BUDGET, c.stats.rejected
+  assert c.stats.skipped["known tinygrad bug jit-input-assign-dropped"] > 0, c.stats.summary()  # tinygrad#16618, met blind
 
 
 @pytest.mark.slow
@@ -66,9 +76,13 @@ def test_every_mutant_is_killed(name: str) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("name", [m.name for m in MUTANTS.values() if m.advisory])
 def test_an_advisory_mutant_is_reported_never_failed(name: str) -> None:
+  """A campaign under the mutant finds nothing; a program through a second device, whose copy-lane buffers it frees
+  at their last use, shows the advisory (a campaign's share of such programs moves with every change of the draws)."""
   c = run_campaign(Target.for_mutant(name), 0, ADVISORY_BUDGET, stop_at_finding=False)
   assert c.found is None, c.found and c.found.verdict.findings[0].message
-  assert c.stats.advisories["advisory:copy-lane"] > 0, c.stats.summary()
+  verdict = check(THROUGH_SECOND, Target.for_mutant(name), SAME_BUFFER, 5)
+  assert not verdict.findings and {a.kind for a in verdict.advisories} == {"advisory:copy-lane"}, verdict
+  assert not check(THROUGH_SECOND, Target(), SAME_BUFFER, 5).advisories  # tinygrad's own copy lane: nothing to advise
 
 
 @pytest.mark.slow

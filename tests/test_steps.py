@@ -10,7 +10,7 @@ from tinygrad import Tensor, TinyJit
 from fuzz.driver import check
 from fuzz.interpret import to_subject
 from fuzz.printer import to_script
-from fuzz.program import Backward, Leaf, Op, Program, Update
+from fuzz.program import Backward, InputAssign, Leaf, Op, Program, Update
 from oracle.compare import judge
 from oracle.runs import SAME_BUFFER, reference, run
 from oracle.targets import Target
@@ -101,3 +101,30 @@ def test_planned_jit_in_a_class_is_a_method() -> None:
     x = Tensor([float(k), 1.0]).realize()
     assert model(x).tolist() == [2.0 * k, 2.0]
   assert seen == [model, model]  # the step's Python runs at the eager call and the capture only
+
+
+# tinygrad#16618's step: x0 assigned from the step's relu at the end, left lazy; x0 observed after every call
+INPUT_ASSIGN = Program(params=(Leaf("p0", (8,), seed=1),), inputs=(Leaf("x0", (8,), seed=2),), state=(),
+                       body=(Op("mul", ("x0", "p0"), "v0"), Op("relu", ("v0",), "v1"), Op("scale", ("p0", 2.0), "v2")),
+                       backward=(Backward("v1"),), returns="v2", realize_grads=True, input_assign=InputAssign("x0", "v1"))
+
+
+@pytest.mark.parametrize("target", ["tinyjit", "planner"])
+def test_an_input_assigned_in_the_step_is_the_known_tinygrad_bug(target: str) -> None:
+  """Replays never run the lazy assign (tinygrad#16618): with inputs refilled in place the input keeps this call's
+  data, a finding matched to jit-input-assign-dropped by its mechanism (gone once the step realizes the assign)."""
+  verdict = check(INPUT_ASSIGN, Target(target), SAME_BUFFER, 5)
+  assert verdict.rejected is None and not verdict.findings, [f.message for f in verdict.findings]
+  assert {name for name, f in verdict.known} == {"jit-input-assign-dropped"}
+  assert {(f.subject, f.call) for _, f in verdict.known} == {("x0", 2), ("x0", 3), ("x0", 4)}
+
+
+@pytest.mark.parametrize("target", ["tinyjit", "planner"])
+@pytest.mark.parametrize("mode", ["same-buffer", "fresh"])
+def test_an_input_assign_realized_in_the_step_is_clean(target: str, mode: str) -> None:
+  """The same step realizing its assign: every call assigns the input, and the oracle compares it every call (with
+  fresh inputs the observable is the capture call's input object, frozen then)."""
+  from dataclasses import replace
+  verdict = check(replace(INPUT_ASSIGN, realize_escapes=True), Target(target), mode, 5)
+  assert verdict.rejected is None and not verdict.findings and not verdict.known, [f.message for f in verdict.findings]
+  assert verdict.compared == 3 * 5  # ret, p0.grad and x0 after each call

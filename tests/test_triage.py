@@ -88,3 +88,16 @@ def test_the_first_program_of_each_rejection_reason_is_handed_over(tmp_path: Pat
   text = script.read_text()
   assert text.startswith("# planfuzz: rejected (eager: RuntimeError: shape N is odd)") and "def build():" in text
   assert f"  2 x eager: RuntimeError: shape N is odd (first: {script})" in triage.stats.summary()
+
+
+def test_a_repro_failing_only_on_another_observable_does_not_confirm(tmp_path: Path) -> None:
+  """Confirmation wants the finding itself: a repro that fails alone on another observable (a known tinygrad bug the
+  same program shows) leaves its bug context-dependent; one that shows the finding confirms it."""
+  from fuzz.confirm import CONFIRMED, CONTEXT_DEPENDENT, expected_line, run_fresh
+  script = tmp_path / "repro.py"
+  script.write_text('print("MISMATCH kept[1] at call 2 (replay 1): max abs err 10")\nraise SystemExit(1)\n')
+  grad = Finding("wrong-values", "p0.grad", 2, "replay 1")
+  assert run_fresh(script, 60, expected_line(grad))[0] == CONTEXT_DEPENDENT
+  assert run_fresh(script, 60, expected_line(Finding("stale", "kept[1]", 3, "replay 2")))[0] == CONFIRMED
+  assert expected_line(Finding("invariant:overlap", "buf12", None)) == "MISMATCH (static) [invariant:overlap]"
+  assert expected_line(Finding("jit-error", "step", 1, "capture")) is None  # a traceback: the exit status tells

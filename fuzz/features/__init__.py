@@ -12,6 +12,7 @@ from fuzz.features.step import STEP_FEATURES
 
 COMPOUND: tuple[Feature, ...] = (*(m.FEATURE for m in (second_device, realize, chain, conv, symbolic, state_read, dtypes)),
                                   sizes.TINY_FEATURE, sizes.BIG_FEATURE, deep.FEATURE, shard.FEATURE)
-FEATURES: tuple[Feature, ...] = COMPOUND + STEP_FEATURES + (steps.FEATURE, steps.RESET_FEATURE, steps.METHOD_FEATURE)
+FEATURES: tuple[Feature, ...] = COMPOUND + STEP_FEATURES + (steps.FEATURE, steps.RESET_FEATURE, steps.METHOD_FEATURE,
+                                                                 steps.INPUT_ASSIGN_FEATURE)
 
 __all__ = ["COMPOUND", "FEATURES", "Feature"]

@@ -1,7 +1,9 @@
 """How training loops write their steps: a train step and an eval step, each jitted on its own over the same
 parameters and called alternately (train, then eval, every call); and `jit.reset()` between two calls, after which
 the step is captured again (a loop that changes its batch shape or learning-rate schedule resets its JIT); and the
-step as a model's `__call__`, jitted with the decorator form (`@TinyJit(prune=...)`), called on the model object.
+step as a model's `__call__`, jitted with the decorator form (`@TinyJit(prune=...)`), called on the model object; and
+an explicit input assigned at the end of the step and left lazy (`x.assign(v.detach())`, as tinygrad#16618's step
+does), the input observed after every call.
 
 The eval step recomputes one forward value of the train step from the same arguments: no backward, no update, no
 state written. Its JIT is captured while the train step's lazy grads and kept tensors are alive and reads the
@@ -11,6 +13,11 @@ binds or holds them wrongly shows stale or wrong eval values on replay.
 A reset comes before call 2 or 3 (`oracle.schedule`): that call runs eagerly, the next captures anew with the live
 tensors of then, and the rest replay the new capture, each judged against its own capture (Python values, bound
 Variables, pending assigns and returned input views frozen then). Only the train step's JIT is reset.
+
+Rules kept by the input assign: the input is unsharded, not fed back, and no value a later read computes lazily reads
+it (a kept or returned value, a grad left lazy): those would read it before or after the assign depending on the
+order of reads; the source has the input's shape, dtype and device; no eval step reads the assigned input; not in a
+pruned program. tinygrad drops the assign on replay (fuzz.known_bugs: jit-input-assign-dropped).
 
 Rules kept by the eval step: the value is computed by at least one kernel (a pure view captures nothing: TinyJit rejects it) and
 reaches a parameter; its ops draw no rand (the eval step would advance the generator's stream between train steps) and
@@ -24,7 +31,7 @@ from hypothesis import strategies as st
 from fuzz.builder import DEFAULT, F16, F32, Builder
 from fuzz.features.feature import Feature
 from fuzz.ops import OPS
-from fuzz.program import needed_ops
+from fuzz.program import InputAssign, needed_ops
 from fuzz.single_ops import MOVEMENT
 
 NOT_IN_EVAL = ("rand", "kv_write", "shard", "unshard")  # side effects, and values off the default device
@@ -32,6 +39,7 @@ EVAL_ONE_IN = 4
 RESET_ONE_IN = 5
 RESET_CALLS = (2, 3)  # before the first replay, or after one
 METHOD_ONE_IN = 4
+INPUT_ASSIGN_ONE_IN = 3
 
 
 def draw_eval(b: Builder) -> str | None:
@@ -59,6 +67,16 @@ def draw_method(b: Builder) -> bool:
   return b.draw(st.integers(1, METHOD_ONE_IN)) == METHOD_ONE_IN
 
 
+def draw_input_assign(b: Builder, read_later: set[str], fed: set[str]) -> InputAssign | None:
+  """Sometimes: an explicit input assigned from a value of its shape at the end of the step. `read_later`: the leaves
+  that lazy reads after the step reach; `fed`: the fed-back input."""
+  if b.pruned: return None
+  fits = [InputAssign(x.name, v.name) for x in b.inputs if x.shard is None and x.name not in read_later | fed
+          for v in b.values if v.name != x.name and v.device == DEFAULT and (v.shape, v.dtype) == (x.shape, x.dtype)]
+  return b.draw(st.sampled_from(fits)) if fits and b.draw(st.integers(1, INPUT_ASSIGN_ONE_IN)) == INPUT_ASSIGN_ONE_IN else None
+
+
 FEATURE = Feature("train/eval steps", lambda p: p.evaluate is not None)
 RESET_FEATURE = Feature("jit reset", lambda p: p.reset is not None)
 METHOD_FEATURE = Feature("model method", lambda p: p.method)
+INPUT_ASSIGN_FEATURE = Feature("input assign", lambda p: p.input_assign is not None)
