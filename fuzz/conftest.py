@@ -4,7 +4,8 @@ Options: --target planner|tinyjit|static (default planner), --policy (live-tenso
 (tinygrad), --replays (3;
 each program runs replays + 2 calls: eager, capture, replays), --mode same-buffer|fresh|both (both: drawn per
 example), --repro-dir (fuzz-failures/), --examples (overrides the profile's max_examples). A bad target, policy or
-planner stops the session before anything runs, with the plugin's own message.
+planner stops the session before anything runs, with the plugin's own message. --no-shrink reports the first failing
+example as drawn (a quick smoke run; the repro is the whole program).
 
 Profiles: PLANFUZZ_PROFILE=dev|ci|nightly (default dev) is always loaded explicitly, because Hypothesis loads its
 built-in `ci` profile by itself when the CI variable is set, and that one's derandomize=True silently overrides
@@ -27,7 +28,7 @@ import os
 from dataclasses import dataclass
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 from hypothesis.errors import InvalidArgument
 
 from fuzz.driver import STATS
@@ -65,6 +66,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
   group.addoption("--mode", default=BOTH, help=f"input mode: {', '.join(MODES)} or {BOTH} (drawn per example; default {BOTH})")
   group.addoption("--repro-dir", default="fuzz-failures", help="where failing programs' repro scripts go (default fuzz-failures/)")
   group.addoption("--examples", type=int, default=None, help="max_examples, overriding the Hypothesis profile's")
+  group.addoption("--no-shrink", action="store_true", dest="planfuzz_no_shrink",
+                  help="report the first failing example as drawn (Hypothesis's shrink phase off): a quick smoke run")
   group.addoption("--strict-advisories", action="store_true", dest="planfuzz_strict",
                   help="advisories (tinygrad contracts a plan departs from) fail the run too (`planfuzz run --strict`)")
 
@@ -88,9 +91,13 @@ def pytest_configure(config: pytest.Config) -> None:
   try: base = settings.get_profile(fuzz.profile)
   except InvalidArgument as e:
     raise pytest.UsageError(f"planfuzz: PLANFUZZ_PROFILE={fuzz.profile!r} is not a profile: use dev, ci or nightly") from e
-  if (n := config.getoption("examples")) is not None:
-    settings.register_profile(f"{fuzz.profile}-{n}", parent=base, max_examples=n)
-    settings.load_profile(f"{fuzz.profile}-{n}")
+  n, no_shrink = config.getoption("examples"), config.getoption("planfuzz_no_shrink")
+  if n is not None or no_shrink:
+    name = f"{fuzz.profile}{f'-{n}' if n is not None else ''}{'-no-shrink' if no_shrink else ''}"
+    changes = ({"max_examples": n} if n is not None else {}) | \
+              ({"phases": tuple(p for p in base.phases if p != Phase.shrink)} if no_shrink else {})
+    settings.register_profile(name, parent=base, **changes)
+    settings.load_profile(name)
   else: settings.load_profile(fuzz.profile)
   config.stash[FUZZ_KEY] = fuzz
 
