@@ -124,8 +124,9 @@ def judge(ref: Trace, got: Trace, mode: str) -> Verdict:
   history: dict[str, list[tuple[int, np.ndarray]]] = {}
   for want, have in zip(ref.calls, [c for c in got.calls if c.error is None], strict=False):
     capture = got.capture_record(have.index)  # what is lazy then escapes: kept from the captured call
+    frozen = frozen_at_capture(capture, mode) if got.schedule.replay(have.index) > 0 else frozenset()
     for path, value in want.values.items():
-      if (f := judge_value(ref, got, have, path, value, mode, capture, history, verdict)) is not None:
+      if (f := judge_value(ref, got, have, path, value, mode, frozen, capture, history, verdict)) is not None:
         verdict.findings.append(replace(f, details=f.details | {"lazy_at_capture": path in capture.lazy} |
                                         ({"capture": capture.index} if capture.index != 1 else {})))
   if got.error is not None:
@@ -152,16 +153,16 @@ def undefined(ref: Trace, got: Trace, have: CallRecord, path: str, mode: str, ca
   return None
 
 
-def judge_value(ref: Trace, got: Trace, have: CallRecord, path: str, value: np.ndarray, mode: str, capture: CallRecord,
-                history: dict[str, list[tuple[int, np.ndarray]]], verdict: Verdict) -> Finding | None:
-  """One observable at one call: skipped where the JIT leaves it undefined, else compared with what it must be."""
+def judge_value(ref: Trace, got: Trace, have: CallRecord, path: str, value: np.ndarray, mode: str, frozen: frozenset[str],
+                capture: CallRecord, history: dict[str, list[tuple[int, np.ndarray]]], verdict: Verdict) -> Finding | None:
+  """One observable at one call: skipped where the JIT leaves it undefined, else compared with what it must be
+  (`frozen`: the observables this replay shows as its capture left them)."""
   k, when = have.index, got.schedule.phase(have.index)
   if path not in have.values: return Finding(WRONG_VALUES, path, k, when, {"missing": "not observable in the target run"})
   if (why := undefined(ref, got, have, path, mode, capture)) is not None:
     verdict.skipped[why] += 1
     return None
-  frozen = got.schedule.replay(k) > 0 and path in frozen_at_capture(capture, mode)
-  expected = ref.calls[capture.index].values[path] if frozen else value
+  expected = ref.calls[capture.index].values[path] if path in frozen else value
   verdict.compared += 1
   finding = compare_value(path, k, when, have.values[path], expected, history.get(path, []), path in have.lazy)
   history.setdefault(path, []).append((k, have.values[path]))

@@ -146,18 +146,19 @@ def run(program: Program, wrap: Wrap | None, calls: int, mode: str = SAME_BUFFER
     to_tensors, records, ret, evaluated, schedule = InputTensors(mode), [], None, None, Schedule(subject.reset)
     frozen = FrozenPython(subject, schedule) if reference else lambda k, raw: raw
     for k in range(calls):
+      n = schedule.replay(k)  # -1 eager, 0 capture, then which replay
       if k == schedule.reset and wrap is not None: step.reset()
-      if schedule.replay(k) > 0 and hooks.before_replay is not None: hooks.before_replay()
+      if n > 0 and hooks.before_replay is not None: hooks.before_replay()
       try:
         args = to_tensors(frozen(k, subject.inputs(k, ret)))
         prev, ret = ret, call(*args)
         if evaluate is not None:  # its own JIT, right after the step: a train/eval loop
-          evaluated = evaluate(*(overwritten(args, prev, ret) if reference and schedule.replay(k) > 0 else args))
+          evaluated = evaluate(*(overwritten(args, prev, ret) if reference and n > 0 else args))
       except Exception as e:  # a program's error is data: the judge decides whether it is a rejection or a finding
         records.append(CallRecord(k, error=e))
         break
-      if schedule.replay(k) == 0 and hooks.on_capture is not None: hooks.on_capture(step, subject, ret)
-      if schedule.replay(k) > 0 and hooks.after_replay is not None: hooks.after_replay(step, schedule.replay(k), args)
+      if n == 0 and hooks.on_capture is not None: hooks.on_capture(step, subject, ret)
+      if n > 0 and hooks.after_replay is not None: hooks.after_replay(step, n, args)
       try: record = snapshot(ret, subject, args, evaluated)
       except Exception as e:
         records.append(CallRecord(k, error=e))
