@@ -88,7 +88,9 @@ def main():
       g, lazy, _, _ = have[path]
       cap = capture_of(k)
       if MODE == "fresh" and k >= cap and (lazy or got[cap][path][1]): continue  # lazy escapes: defined only when refilled
-      frozen = k > cap and (got[cap][path][2] or (MODE == "fresh" and got[cap][path][3]))  # pending assign, input view
+      _, _, pending, view = got[cap][path] if k > cap else (None, None, False, False)
+      # a pending assign or (fresh inputs) an input view; a pending assign on an input refilled in place is not frozen
+      frozen = (pending or view) if MODE == "fresh" else (pending and not view)
       expect = ref[cap][path][0] if frozen else value  # documented: frozen at capture
       ok = g.shape == expect.shape and close(g, expect).all()
       if not ok:
