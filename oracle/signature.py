@@ -34,7 +34,7 @@ class Signature:
 
   def __str__(self) -> str:
     blame = "no stage blamed" if self.stage == UNBLAMED else f"blamed on {self.stage}"
-    article = "an" if self.role[0] in "aeiou" else "a"
+    article = "an" if self.role[0] in "aeiou" and not self.role.startswith("one") else "a"  # a one-time call
     return f"{self.kind} on {article} {self.role}, {blame}" + (f" (known tinygrad bug {self.known})" if self.known else "")
 
   @property
