@@ -109,5 +109,11 @@ class Builder:
     graph = lazy_graph(ops, [a.name], realized_values(self.body))
     return not any(ops[n].kind == "contiguous" and values[ops[n].args[0]].view for n in graph)
 
+  def lazy_kinds(self, a: Value) -> set[str]:
+    """The op kinds a realize of `a` computes: its lazy graph back to realized buffers and leaves (what tinygrad
+    schedules, so what its bugs in one kernel's lowering can see)."""
+    ops = {op.out: op for op in self.body}
+    return {ops[n].kind for n in lazy_graph(ops, [a.name], realized_values(self.body))}
+
   def reach(self) -> dict[str, set[str]]:
     return reaches([leaf.name for leaf in self.params + self.inputs + self.state], self.body)

@@ -16,7 +16,7 @@ from fuzz.census import Census
 from fuzz.features import FEATURES
 from fuzz.interpret import source
 from fuzz.ops import OPS
-from fuzz.program import Op, Program, dependencies, realized_values, returned_names
+from fuzz.program import Op, Program, dependencies, lazy_graph, realized_values, returned_names
 from fuzz.strategies import MOVEMENT, programs
 
 SAMPLE = 300
@@ -49,6 +49,7 @@ def test_programs_are_well_formed(program: Program) -> None:
     assert program.update is None and not program.uses_rand and program.variable is None, "prune freezes what the oracle drops"
   assert (program.variable is not None) == any(op.kind in SYMBOLIC for op in program.body), "n is bound iff it is used"
   assert_devices_agree(program)
+  assert_symbolic_caches_unpadded(program)
   if (fb := program.feedback) is not None: assert_feedback_valid(program, fb.input)
 
 
@@ -85,6 +86,14 @@ def assert_avoids_multi_device_bugs(program: Program, dev: dict[str, str]) -> No
     if op.kind == "to": assert not dev[op.args[0]].startswith("shard"), f"{op} leaves the shards without contiguous_backward"
     args = op.args[:OPS[op.kind].arity]
     copy[op.out] = op.out not in realized and (op.kind in ("to", "unshard") or any(copy.get(a, False) for a in args))
+
+
+def assert_symbolic_caches_unpadded(program: Program) -> None:
+  """The rule that avoids symbolic-slice-of-padded (fuzz.known_bugs.AVOIDED_BUGS): no lazy pad under a symbolic read."""
+  ops, realized = {op.out: op for op in program.body}, realized_values(program.body)
+  for op in program.body:
+    if op.kind in SYMBOLIC[:3]:
+      assert all(ops[n].kind != "pad" for n in lazy_graph(ops, [op.args[0]], realized)), f"{op} slices a lazy pad"
 
 
 def assert_feedback_valid(program: Program, i: int) -> None:
@@ -170,3 +179,17 @@ def test_knobs_are_drawn_per_example() -> None:
   assert under_knobs(Target(), drawn).context == drawn
   assert under_knobs(Target(knobs=(("JIT", 1),)), drawn).context["JIT"] == 1  # the target's own knobs win
   assert under_knobs(Target("static"), drawn).context == drawn  # on a device with a graph, the static path splits too
+
+
+@settings(max_examples=60, database=None)
+@given(st.data())
+def test_a_padded_value_is_never_a_symbolic_cache(data: st.DataObject) -> None:
+  """symbolic-slice-of-padded: with a lazily padded (8, 2, 8) value on offer, the symbolic draw reads a new input."""
+  from fuzz.builder import Builder
+  from fuzz.features.symbolic import draw_symbolic
+  b = Builder(data.draw, pruned=False)
+  x = b.leaf("x", (4, 2, 8), "float32")
+  padded = b.emit("pad", (x.name, ((3, 1), (0, 0), (0, 0))), (8, 2, 8), x.dtype, [x])
+  draw_symbolic(b, padded)
+  reads = [op for op in b.body if op.kind in SYMBOLIC[:3] + ("kv_read",)]
+  assert reads and all(op.args[0] != padded.name for op in reads), f"{reads} slice the padded value"

@@ -23,8 +23,6 @@ from hypothesis import strategies as st
 
 from fuzz.builder import DEFAULT, F32, Builder, Value, promote
 from fuzz.features.feature import Feature, Row
-from fuzz.ops import OPS
-from fuzz.program import realized_values
 from fuzz.single_ops import ELEMENTWISE, draw_op
 
 COUNTS = (2, 4)
@@ -35,7 +33,7 @@ def draw_shard(b: Builder, a: Value) -> Value:
   """From `a`, or (mostly, when `a` is small) from a new input of 128 to 512 elements, so each device's part of a
   sharded buffer outgrows the arena's 256-byte block. Two sharded intermediates are mostly live at once: `h1 = (v * other).contiguous()`,
   `h2 = op(h1).contiguous()`, then `h1 * h2`."""
-  if copied(b, a.name) or (math.prod(a.shape) <= 64 and b.draw(st.integers(0, 3)) < 3):
+  if b.lazy_kinds(a) & {"to", "unshard"} or (math.prod(a.shape) <= 64 and b.draw(st.integers(0, 3)) < 3):
     a = b.leaf("x", b.draw(st.sampled_from(SHARD_SHAPES)), F32)
   n = b.draw(st.sampled_from(COUNTS))
   splits = [] if b.reach()[a.name] & {p.name for p in b.params} else [i for i, d in enumerate(a.shape) if d % n == 0]
@@ -53,18 +51,6 @@ def draw_shard(b: Builder, a: Value) -> Value:
     v = b.emit("sum", (v.name, axis, True), v.shape[:axis] + (1,) + v.shape[axis + 1:], v.dtype, [v])
   if b.draw(st.integers(0, 2)) == 2: b.keep.append(v.name)
   return b.emit("unshard", (v.name, DEFAULT), v.shape, v.dtype, [v], DEFAULT, pooled=True)
-
-
-def copied(b: Builder, name: str) -> bool:
-  """Whether `name`'s lazy graph holds a copy between devices (what tinygrad cannot shard: shard-of-copied-kernel)."""
-  kinds, realized = {op.out: op for op in b.body}, realized_values(b.body)
-  todo, seen = [name], set()
-  while todo:
-    if (n := todo.pop()) in seen or n in realized or (op := kinds.get(n)) is None: continue
-    seen.add(n)
-    if op.kind in ("to", "unshard"): return True
-    todo += op.args[:OPS[op.kind].arity]
-  return False
 
 
 def _multi_device(rows: tuple[Row, ...]) -> bool: return any(not isinstance(r[0], str) for r in rows)
