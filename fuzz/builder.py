@@ -115,5 +115,14 @@ class Builder:
     ops = {op.out: op for op in self.body}
     return {ops[n].kind for n in lazy_graph(ops, [a.name], realized_values(self.body))}
 
+  def as_loss(self, v: Value) -> Value:
+    """`v` made a start of the first backward(), so a feature's kernels are captured rather than left dead code:
+    times a new parameter of its shape when no parameter reaches it (a loss needs one)."""
+    if not self.reach()[v.name] & {p.name for p in self.params}:
+      p = self.leaf("p", v.shape, F32, pool=False)
+      v = self.emit("mul", (v.name, p.name), v.shape, promote(v.dtype, F32), [v, p])
+    self.losses.append(v.name)
+    return v
+
   def reach(self) -> dict[str, set[str]]:
     return reaches([leaf.name for leaf in self.params + self.inputs + self.state], self.body)

@@ -2,7 +2,8 @@
 
 `a` goes into D (a float cast; for integers a clipped, scaled cast; for bool a `> 0` mask), gets a buffer of its own
 (`.contiguous()`), takes zero to two ops that keep D (with an earlier D value or a new input of D), gets another
-buffer, and comes back to float32 (for bool: the mask picks between `a` and `-a`). The D value is sometimes kept
+buffer, and comes back to float32 (for bool: the mask picks between `a` and `-a`), where the first backward() starts
+(so the trip is captured, not dead code). The D value is sometimes kept
 outside the step, and it may be returned: integer and bool observables are compared exactly. Every dtype here is one
 tinygrad 0.14.0's CPU renderer lists in `supported_dtypes()`; those the device cannot build are left out, once per
 process (`planner.tg.usable_dtypes`: clang 14 has no bfloat16 on x86).
@@ -66,8 +67,8 @@ def draw_dtype(b: Builder, a: Value) -> Value:
   if b.draw(st.integers(0, 2)) == 2: b.keep.append(v.name)
   if d == "bool":
     neg = b.emit("neg", (a.name,), a.shape, a.dtype, [a])
-    return b.emit("select", (v.name, a.name, neg.name), a.shape, a.dtype, [v, a, neg], pooled=True)
-  return b.emit("cast_to", (v.name, F32), v.shape, F32, [v], pooled=True)
+    return b.as_loss(b.emit("select", (v.name, a.name, neg.name), a.shape, a.dtype, [v, a, neg], pooled=True))
+  return b.as_loss(b.emit("cast_to", (v.name, F32), v.shape, F32, [v], pooled=True))
 
 
 def _other_width(rows: tuple[Row, ...]) -> bool: return any(r[2] not in FLOATS for r in rows)

@@ -35,12 +35,10 @@ def draw_big(b: Builder, a: Value) -> Value:
 
 def draw_tiny(b: Builder, a: Value) -> Value:
   """`y = op(a).contiguous()`, its total in a buffer of its own, then `y * total`: the one-element buffer is made
-  while y's is still to be read."""
+  while y's is still to be read. The first backward() starts from the product, so the buffer is captured."""
   y = draw_op(b, draw_op(b, a, b.draw(st.sampled_from(ELEMENTWISE))), "contiguous")
   t = draw_op(b, b.emit("total", (y.name,), (1,), y.dtype, [y]), "contiguous")
-  out = b.emit("mul", (y.name, t.name), y.shape, y.dtype, [y, t])
-  b.losses.append(out.name)  # the first backward() starts here, so the one-element buffer is captured
-  return out
+  return b.as_loss(b.emit("mul", (y.name, t.name), y.shape, y.dtype, [y, t]))
 
 
 def _big(rows: tuple[Row, ...]) -> bool: return any(r[3] >= BIG_BYTES for r in rows)

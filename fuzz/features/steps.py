@@ -68,12 +68,17 @@ def draw_method(b: Builder) -> bool:
 
 
 def draw_input_assign(b: Builder, read_later: set[str], fed: set[str]) -> InputAssign | None:
-  """Sometimes: an explicit input assigned from a value of its shape at the end of the step. `read_later`: the leaves
-  that lazy reads after the step reach; `fed`: the fed-back input."""
-  if b.pruned: return None
+  """Sometimes: an explicit input assigned from a value of its shape at the end of the step; a new input of a
+  computed value's shape when no existing input may be (the step then takes it only to assign it, as #16618's does).
+  `read_later`: the leaves that lazy reads after the step reach; `fed`: the fed-back input."""
+  if b.pruned or b.draw(st.integers(1, INPUT_ASSIGN_ONE_IN)) != INPUT_ASSIGN_ONE_IN: return None
   fits = [InputAssign(x.name, v.name) for x in b.inputs if x.shard is None and x.name not in read_later | fed
           for v in b.values if v.name != x.name and v.device == DEFAULT and (v.shape, v.dtype) == (x.shape, x.dtype)]
-  return b.draw(st.sampled_from(fits)) if fits and b.draw(st.integers(1, INPUT_ASSIGN_ONE_IN)) == INPUT_ASSIGN_ONE_IN else None
+  if fits: return b.draw(st.sampled_from(fits))
+  sources = [v for v in b.values if v.is_op and v.device == DEFAULT]
+  if not sources: return None
+  v = b.draw(st.sampled_from(sources))
+  return InputAssign(b.leaf("x", v.shape, v.dtype, pool=False).name, v.name)
 
 
 FEATURE = Feature("train/eval steps", lambda p: p.evaluate is not None)
