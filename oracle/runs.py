@@ -83,15 +83,19 @@ class InputTensors:
     self.mode, self.kept = mode, {}
 
   def __call__(self, raw: list) -> list:
-    return [self._tensor(i, x) if isinstance(x, np.ndarray) or hasattr(x, "to_tensor") else x for i, x in enumerate(raw)]
+    """The call's arguments, its tensors realized in one schedule (they are independent copies in: one schedule
+    costs what one of them alone does)."""
+    args = [self._tensor(i, x) if isinstance(x, np.ndarray) or hasattr(x, "to_tensor") else x for i, x in enumerate(raw)]
+    if tensors := [t for t in args if isinstance(t, Tensor)]: Tensor.realize(*tensors)
+    return args
 
   def _tensor(self, i: int, arr: Any) -> Tensor:
-    """`arr` is an array, or an object that makes its own tensor (`to_tensor()`: a sharded input)."""
+    """`arr` is an array, or an object that makes its own tensor (`to_tensor()`: a sharded input); left lazy."""
     fresh = arr.to_tensor() if hasattr(arr, "to_tensor") else Tensor(arr)
     if self.mode == FRESH or i not in self.kept:
-      self.kept[i] = fresh.realize()
-      return self.kept[i]
-    return self.kept[i].assign(fresh).realize()
+      self.kept[i] = fresh
+      return fresh
+    return self.kept[i].assign(fresh)
 
 
 def input_views(named: dict[str, Tensor], inputs: list) -> frozenset[str]:

@@ -3,7 +3,8 @@
 `a` goes into D (a float cast; for integers a clipped, scaled cast; for bool a `> 0` mask), gets a buffer of its own
 (`.contiguous()`), takes zero to two ops that keep D (with an earlier D value or a new input of D), gets another
 buffer, and comes back to float32 (for bool: the mask picks between `a` and `-a`), where the first backward() starts
-(so the trip is captured, not dead code). The D value is sometimes kept
+(so the trip is captured, not dead code) on a tinygrad whose backward() passes it (0.14.0 does; 0.12.0 raises over a
+bool or integer one). The D value is sometimes kept
 outside the step, and it may be returned: integer and bool observables are compared exactly. Every dtype here is one
 tinygrad 0.14.0's CPU renderer lists in `supported_dtypes()`; those the device cannot build are left out, once per
 process (`planner.tg.usable_dtypes`: clang 14 has no bfloat16 on x86).
@@ -14,8 +15,10 @@ has no numpy dtype, so it is never a leaf (only a cast), and tinygrad reads it b
 """
 from __future__ import annotations
 
+import functools
 import math
 
+import numpy as np
 from hypothesis import strategies as st
 
 from fuzz.builder import F32, Builder, Value
@@ -26,6 +29,7 @@ from fuzz.features.feature import FLOATS, Feature, Row
 DTYPES = ("int32", "bool", "float64", "int64", "uint8", "bfloat16", "float16")
 INTEGERS = ("int32", "int64", "uint8")
 WIDE = ("int64", "float64")
+WIDE_ONE_IN = 3  # the width is a draw of its own: one pick from the whole list left 8-byte elements undrawn for a seed
 
 
 def into(b: Builder, a: Value, d: str) -> Value:
@@ -58,7 +62,10 @@ def draw_dtype(b: Builder, a: Value) -> Value:
   """From `a`, or (when `a` is small: always for 8-byte elements, else often) from a new input of 64 or 256 elements:
   an 8-byte element type then outgrows the arena's 256-byte block, where element widths matter to a planner."""
   from planner import tg
-  d = b.draw(st.sampled_from(tg.usable_dtypes(DTYPES)))
+  usable = tg.usable_dtypes(DTYPES)
+  wide, narrow = [d for d in usable if d in WIDE], [d for d in usable if d not in WIDE]
+  group = wide if wide and (not narrow or b.draw(st.integers(1, WIDE_ONE_IN)) == WIDE_ONE_IN) else narrow
+  d = b.draw(st.sampled_from(group))
   if math.prod(a.shape) <= 32 and (d in WIDE or b.draw(st.booleans())): a = b.leaf("x", b.draw(st.sampled_from(BIG_SHAPES)), F32)
   q = into(b, a, d)
   v = b.emit("contiguous", (q.name,), q.shape, d, [q])
@@ -67,8 +74,27 @@ def draw_dtype(b: Builder, a: Value) -> Value:
   if b.draw(st.integers(0, 2)) == 2: b.keep.append(v.name)
   if d == "bool":
     neg = b.emit("neg", (a.name,), a.shape, a.dtype, [a])
-    return b.as_loss(b.emit("select", (v.name, a.name, neg.name), a.shape, a.dtype, [v, a, neg], pooled=True))
-  return b.as_loss(b.emit("cast_to", (v.name, F32), v.shape, F32, [v], pooled=True))
+    out = b.emit("select", (v.name, a.name, neg.name), a.shape, a.dtype, [v, a, neg], pooled=True)
+  else: out = b.emit("cast_to", (v.name, F32), v.shape, F32, [v], pooled=True)
+  return b.as_loss(out) if differentiable(d) else out
+
+
+@functools.cache
+def differentiable(d: str) -> bool:
+  """Whether this tinygrad's backward() passes a trip through `d`, probed once per process with the feature's own
+  ops: tinygrad 0.12.0 raises "only float Tensors have gradient" over a bool mask or an integer product, so there the
+  trip is not made a loss (it would make the program invalid)."""
+  from fuzz.compat import param
+  p = param(np.linspace(-1, 1, 4, dtype=np.float32))
+  if d == "bool": trip = [m := (p > 0).contiguous(), m.where(p, -p)]
+  elif d in INTEGERS: trip = [q := (p.abs().clip(0, 63) * 4).cast(d).contiguous(), r := q * 2, r.cast(F32)]
+  else: trip = [c := p.cast(d).contiguous(), c.cast(F32)]
+  back = trip[-1]  # the trip's values stay alive, as a step's locals do: 0.12.0's backward() looks at live tensors
+  try:
+    (back * p).sum().backward()
+    p.grad.realize()
+    return True
+  except RuntimeError: return False
 
 
 def _other_width(rows: tuple[Row, ...]) -> bool: return any(r[2] not in FLOATS for r in rows)
