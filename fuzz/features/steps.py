@@ -39,7 +39,7 @@ EVAL_ONE_IN = 4
 RESET_ONE_IN = 5
 RESET_CALLS = (2, 3)  # before the first replay, or after one
 METHOD_ONE_IN = 4
-INPUT_ASSIGN_ONE_IN = 5
+INPUT_ASSIGN_ONE_IN = 3
 
 
 def draw_eval(b: Builder) -> str | None:
