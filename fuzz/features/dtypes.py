@@ -1,7 +1,8 @@
 """A trip through another dtype: every element width in one program, so buffers of 1, 2, 4 and 8 bytes share arenas.
 
 `a` goes into D (a float cast; for integers a clipped, scaled cast; for bool a `> 0` mask), gets a buffer of its own
-(`.contiguous()`), takes zero to two ops that keep D (with an earlier D value or a new input of D), gets another
+(`.contiguous()`), takes zero to two ops that keep D (one at least for 8-byte elements, so two such buffers are live
+at once) (with an earlier D value or a new input of D), gets another
 buffer, and comes back to float32 (for bool: the mask picks between `a` and `-a`), where the first backward() starts
 (so the trip is captured, not dead code) on a tinygrad whose backward() passes it (0.14.0 does; 0.12.0 raises over a
 bool or integer one). The D value is sometimes kept
@@ -29,7 +30,7 @@ from fuzz.features.feature import FLOATS, Feature, Row
 DTYPES = ("int32", "bool", "float64", "int64", "uint8", "bfloat16", "float16")
 INTEGERS = ("int32", "int64", "uint8")
 WIDE = ("int64", "float64")
-WIDE_ONE_IN = 3  # the width is a draw of its own: one pick from the whole list left 8-byte elements undrawn for a seed
+WIDE_ONE_IN = 2  # the width is a draw of its own: one pick from the whole list left 8-byte elements undrawn for a seed
 
 
 def into(b: Builder, a: Value, d: str) -> Value:
@@ -69,7 +70,7 @@ def draw_dtype(b: Builder, a: Value) -> Value:
   if math.prod(a.shape) <= 32 and (d in WIDE or b.draw(st.booleans())): a = b.leaf("x", b.draw(st.sampled_from(BIG_SHAPES)), F32)
   q = into(b, a, d)
   v = b.emit("contiguous", (q.name,), q.shape, d, [q])
-  for _ in range(b.draw(st.integers(0, 2))): v = op_in(b, v)
+  for _ in range(b.draw(st.integers(int(d in WIDE), 2))): v = op_in(b, v)  # wide: two 8-byte buffers live at once
   v = b.emit("contiguous", (v.name,), v.shape, d, [v])
   if b.draw(st.integers(0, 2)) == 2: b.keep.append(v.name)
   if d == "bool":
