@@ -38,7 +38,8 @@ def rate(target: Target, seed: int, examples: int) -> dict:
   start = time.perf_counter()
   c = run_campaign(target, seed, examples, stop_at_finding=False)
   wall = time.perf_counter() - start
-  return {"examples": c.stats.examples, "per_second": c.stats.examples / wall, "overhead": wall / max(c.stats.run_seconds, 1e-9),
+  overhead = wall / c.stats.run_seconds if c.stats.run_seconds > 0 else None  # the static target runs nothing
+  return {"examples": c.stats.examples, "per_second": c.stats.examples / wall, "overhead": overhead,
           "findings": sum(c.stats.findings.values())}
 
 
