@@ -68,3 +68,15 @@ def test_an_unsound_prune_split_is_reported_not_excused(target: Target) -> None:
   assert [(f.kind, f.subject) for f in verdict.findings if f.call is None] == [("invariant:prune-split", "one-time kernel at step 0")]
   assert {f.call for f in verdict.findings if f.kind == "wrong-values"} == {2, 3, 4}
   assert all(f.attribution == "prune" for f in verdict.findings) and not verdict.skipped
+
+
+def test_blame_reruns_jit2_only_where_a_graph_can_batch() -> None:
+  """JIT=2 changes nothing where tinygrad's splitter meets a device without a graph (the CPU): attribution leaves that
+  rerun out there, and keeps it for a splitter of the user's own, or where the device has a graph (NULL)."""
+  from tinygrad import Context
+
+  from oracle.attribution import _stages
+  stages = lambda target: [name for name, _ in _stages(target, pruned=True)]
+  assert not tg.default_device_graphs() and stages(Target()) == ["planner", "prune"]
+  assert stages(Target.for_mutant("reorder-dependent")) == ["planner", "graph", "prune"]
+  with Context(DEV="NULL"): assert stages(Target("tinyjit")) == ["planner", "graph", "prune"]
