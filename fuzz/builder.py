@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from hypothesis import strategies as st
 
-from fuzz.program import Leaf, Op, Shape, lazy_graph, reaches, realized_values
+from fuzz.program import Leaf, Op, Shape, lazy_graph, lazy_kinds, reaches, realized_values
 
 LEAF_DIMS = (2, 4, 8)
 VIEW_DIMS = (1, 2, 4, 8, 16)
@@ -109,11 +109,7 @@ class Builder:
     graph = lazy_graph(ops, [a.name], realized_values(self.body))
     return not any(ops[n].kind == "contiguous" and values[ops[n].args[0]].view for n in graph)
 
-  def lazy_kinds(self, a: Value) -> set[str]:
-    """The op kinds a realize of `a` computes: its lazy graph back to realized buffers and leaves (what tinygrad
-    schedules, so what its bugs in one kernel's lowering can see)."""
-    ops = {op.out: op for op in self.body}
-    return {ops[n].kind for n in lazy_graph(ops, [a.name], realized_values(self.body))}
+  def lazy_kinds(self, a: Value) -> set[str]: return lazy_kinds(self.body, a.name)
 
   def as_loss(self, v: Value) -> Value:
     """`v` made a start of the first backward(), so a feature's kernels are captured rather than left dead code:

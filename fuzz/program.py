@@ -153,6 +153,13 @@ def lazy_graph(ops: dict[str, Op], names: list[str], realized: set[str]) -> set[
   return seen
 
 
+def lazy_kinds(body: tuple[Op, ...] | list[Op], name: str) -> set[str]:
+  """The op kinds a realize of `name` computes: its lazy graph back to realized buffers and leaves (what tinygrad
+  schedules, so what its bugs in one kernel's lowering can see)."""
+  ops = {op.out: op for op in body}
+  return {ops[n].kind for n in lazy_graph(ops, [name], realized_values(body))}
+
+
 def realized_values(body: tuple[Op, ...] | list[Op]) -> set[str]:
   """Values that are realized buffers by the end of the body: each realizing op's result, and every `contiguous`
   in the lazy graph it realizes (tinygrad rewrites every tensor holding such a CONTIGUOUS to the new buffer)."""

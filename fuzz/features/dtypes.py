@@ -1,13 +1,12 @@
 """A trip through another dtype: every element width in one program, so buffers of 1, 2, 4 and 8 bytes share arenas.
 
 `a` goes into D (a float cast; for integers a clipped, scaled cast; for bool a `> 0` mask), gets a buffer of its own
-(`.contiguous()`), takes zero to two ops that keep D (one at least for 8-byte elements, so two such buffers are live
-at once) (with an earlier D value or a new input of D), gets another
-buffer, and comes back to float32 (for bool: the mask picks between `a` and `-a`), where the first backward() starts
-(so the trip is captured, not dead code) on a tinygrad whose backward() passes it (0.14.0 does; 0.12.0 raises over a
-bool or integer one). The D value is sometimes kept
-outside the step, and it may be returned: integer and bool observables are compared exactly. Every dtype here is one
-tinygrad 0.14.0's CPU renderer lists in `supported_dtypes()`; those the device cannot build are left out, once per
+(`.contiguous()`), takes zero to two ops that keep D (with an earlier D value or a new input of D; one op at least for
+8-byte elements, so two such buffers are live at once), gets another buffer, and comes back to float32 (for bool: the
+mask picks between `a` and `-a`). The first backward() starts there, so the trip is captured rather than left dead
+code, on a tinygrad whose backward() passes it (0.14.0 does; 0.12.0 raises over a bool or integer one). The D value
+is sometimes kept outside the step, and it may be returned: integer and bool observables are compared exactly. Every
+dtype here is one tinygrad 0.14.0's CPU renderer lists in `supported_dtypes()`; those the device cannot build are left out, once per
 process (`planner.tg.usable_dtypes`: clang 14 has no bfloat16 on x86).
 
 Rules kept: integer casts are clipped first (a float out of an integer's range converts to anything in C); `.grad`
