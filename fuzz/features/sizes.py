@@ -3,7 +3,7 @@
 Big: a new (n, n) float32 input, n in 32, 64, 128, 256, through two or three kernels that each write a buffer of its size
 (elementwise ops, sometimes a matmul with a new (n, n) parameter), reduced back to a palette shape and combined with
 `a`. Two big buffers live at once put arena offsets past 64 KiB. Tiny: `y = op(a).contiguous()`, its total
-`y.sum().reshape(1)` in a buffer of its own, broadcast back over `y`. Two features (big is heavy, tiny cheap); few
+`y.sum().reshape(1)` in a buffer of its own, negated into another, broadcast back over `y`. Two features (big is heavy, tiny cheap); few
 shapes, so kernels stay cached.
 """
 from __future__ import annotations
@@ -34,10 +34,13 @@ def draw_big(b: Builder, a: Value) -> Value:
 
 
 def draw_tiny(b: Builder, a: Value) -> Value:
-  """`y = op(a).contiguous()`, its total in a buffer of its own, then `y * total`: the one-element buffer is made
-  while y's is still to be read. The first backward() starts from the product, so the buffer is captured."""
+  """`y = op(a).contiguous()`, its total in a buffer of its own, negated into a second one, then `y * -total`: the
+  one-element buffers are made while y's is still to be read. The first backward() starts from the product, so they
+  are captured; the total's buffer is read by the negation only (whose gradient needs no operand), so no lazy grad
+  or returned view of y holds it and the planner gets a 4-byte buffer to place."""
   y = draw_op(b, draw_op(b, a, b.draw(st.sampled_from(ELEMENTWISE))), "contiguous")
   t = draw_op(b, b.emit("total", (y.name,), (1,), y.dtype, [y]), "contiguous")
+  t = draw_op(b, draw_op(b, t, "neg"), "contiguous")
   return b.as_loss(b.emit("mul", (y.name, t.name), y.shape, y.dtype, [y, t]))
 
 
