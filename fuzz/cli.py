@@ -52,7 +52,9 @@ def parser() -> argparse.ArgumentParser:
   r.add_argument("--mode", default=BOTH, help="input mode: same-buffer, fresh or both (drawn per example; default)")
   r.add_argument("--replays", type=int, default=3, help="replays after the eager and capture calls (default 3)")
   r.add_argument("--repro-dir", default="fuzz-failures", help="where findings' repro scripts and plans go")
-  r.add_argument("--timeout", type=float, default=120.0, help="seconds one example may take before it counts as a hang")
+  r.add_argument("--timeout", type=float, default=300.0,
+                 help="seconds one example may take before it counts as a hang (its repro gets twice that, alone, to confirm "
+                      "it: a program whose kernels are not in the disk cache yet can take minutes to compile)")
   r.add_argument("--db", default=DEFAULT_DB, help=f"example database: a directory, redis://host:port/N or none (default {DEFAULT_DB})")
   r.add_argument("--shared-db", default=None, help="a database read read-only next to --db (e.g. CI's redis://...)")
   r.add_argument("--shrink-budget", type=float, default=DEFAULT_SHRINK_BUDGET,
@@ -123,7 +125,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     interrupted = _run_interruptibly(lambda: run_pool(jobs, on_event, args.timeout, triage.on_slot))
     progress.show(triage.stats.examples, list(triage.stats.bugs.bugs.values()), final=True)
-  bugs = triage.finish(confirm=not args.no_confirm, parallel=len(jobs), timeout=args.timeout)
+  bugs = triage.finish(confirm=not args.no_confirm, parallel=len(jobs), timeout=2 * args.timeout)
   lines = triage.stats.summary() + [f"wall clock {time.perf_counter() - started:.1f}s, of which the workers shrank bugs for "
                                     f"{triage.shrink_seconds:.1f}s (summed over workers)"]
   if interrupted: lines.append(f"INTERRUPTED by {interrupted}: the figures above cover the examples finished before it")

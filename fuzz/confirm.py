@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -36,14 +37,16 @@ def expected_line(f: Finding | None) -> str | None:
 def run_fresh(script: str | Path, timeout: float = CONFIRM_TIMEOUT, expect: str | None = None) -> tuple[str, str]:
   """(status, what happened) of one script run alone: exit 1 (showing `expect` when given) or death by a signal or a hang
   reproduces, exit 0 or a failure on other observables does not."""
+  started = time.perf_counter()
   try: out = subprocess.run([sys.executable, str(script)], env=fresh_env(), capture_output=True, text=True, timeout=timeout)
   except subprocess.TimeoutExpired: return CONFIRMED, f"hung for {timeout:g}s"
+  took = f" (in {time.perf_counter() - started:.0f}s)"
   if out.returncode == 1 and expect is not None and expect not in out.stdout:
     shown = next((line for line in out.stdout.splitlines() if line.startswith("MISMATCH")), "no mismatch line")
     return CONTEXT_DEPENDENT, f"the repro fails alone, but not on this finding ({shown[:120]})"
-  if out.returncode == 1: return CONFIRMED, "the repro reproduces alone"
+  if out.returncode == 1: return CONFIRMED, "the repro reproduces alone" + took
   if out.returncode < 0: return CONFIRMED, f"the repro was killed by signal {-out.returncode}"
-  if out.returncode == 0: return CONTEXT_DEPENDENT, "the repro agrees when run alone"
+  if out.returncode == 0: return CONTEXT_DEPENDENT, "the repro agrees when run alone" + took
   return UNCONFIRMED, f"the repro exited {out.returncode}: {(out.stderr or out.stdout).strip().splitlines()[-1:]}"
 
 

@@ -63,6 +63,12 @@ def _gone_when_realized_in_step(f: Finding, program: Any, rerun: Rerun | None) -
   return again.rejected is None and not any(g.subject == f.subject for g in again.findings)
 
 
+def _returned_variable_escape(f: Finding) -> bool:
+  """A wrong value on a returned tensor the capture call left lazy over a Variable: TinyJit returns its results
+  realized, so only a result that realize() cannot make a buffer is returned so."""
+  return f.kind in VALUE_KINDS and role(f.subject) == "returned" and bool(f.details.get("reads_variable"))
+
+
 def _stale_value(f: Finding) -> bool:
   """A returned or kept value that shows an earlier call's value, not left lazy by the capture call."""
   return f.kind == STALE and not f.details.get("lazy_at_capture")
@@ -84,6 +90,11 @@ def _sharded(program: Any) -> bool:
 
 
 KNOWN_BUGS: tuple[KnownBug, ...] = (
+  KnownBug("symbolic-mean-left-lazy",
+           "realize() leaves a mean over the first n rows of a buffer (n a bound Variable; a sum times 1/n) lazy, so "
+           "TinyJit returns it unrealized, a graph over its buffers with the capture call's n stored in it: replays "
+           "with another n read values of no call", KNOWN_DIR / "symbolic_mean_left_lazy.py",
+           _returned_variable_escape, "capture", _returned_variable_escape),
   KnownBug("lazy-escape-frozen-on-read",
            "the first read of a tensor left lazy by the capture call (a .grad, a tensor kept outside the step) realizes "
            "it, or the .contiguous() in its graph, into buffers that replays never write: later reads show the capture "

@@ -51,3 +51,18 @@ def test_a_mixed_value_lazy_escape_is_the_known_bug_by_its_mechanism() -> None:
   assert not verdict.findings and {name for name, _ in verdict.known} == {"lazy-escape-frozen-on-read"}, verdict
   mixed = [f for _, f in verdict.known if f.kind == "wrong-values"]
   assert mixed and all(known_bug(f, program) is None for f in mixed)  # only the mechanism rerun tells them
+
+
+@pytest.mark.parametrize("target", ["planner", "tinyjit"])
+def test_a_wrong_result_fed_back_is_judged_once(target: str) -> None:
+  """The lazy symbolic mean a step returns is the known bug on every replay at another n; passed back as the next
+  call's argument it makes every later observable incomparable (skipped), so the p.grad it feeds is no finding."""
+  from fuzz.known_bugs import known_bug
+  from oracle.check import check
+  from oracle.compare import FED_BACK
+  from oracle.targets import Target
+  from tests.programs import symbolic_mean_fed_back
+  verdict = check(symbolic_mean_fed_back, Target(target), 5, "fresh")
+  assert {f.subject for f in verdict.findings} == {"ret"}, [f.message for f in verdict.findings]
+  assert {known_bug(f).name for f in verdict.findings} == {"symbolic-mean-left-lazy"}
+  assert verdict.skipped[FED_BACK] > 0 and verdict.compared >= 6

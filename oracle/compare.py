@@ -13,6 +13,7 @@ import numpy as np
 
 from oracle.findings import ALL_ZEROS, JIT_ERROR, NON_FINITE, STALE, WRONG_VALUES, Finding
 from oracle.runs import FRESH, CallRecord, Trace
+from oracle.signature import role
 
 TOLERANCES = {8: (1e-9, 1e-12), 4: (1e-5, 1e-6), 2: (1e-2, 1e-3)}
 MAX_SHOWN = 3
@@ -96,6 +97,7 @@ REFUSALS = (("JitError", ""), ("RuntimeError", "inside another TinyJit is not su
             ("RuntimeError", "inside another JIT is not supported"))
 SYMBOLIC_VIEW = "symbolic view at another bound value"
 VARIABLE_ESCAPE = "lazy escape over a Variable at another bound value"
+FED_BACK = "after a fed-back value already skipped or wrong"
 
 
 def is_rejection(e: BaseException) -> bool:
@@ -117,17 +119,28 @@ def judge(ref: Trace, got: Trace, mode: str) -> Verdict:
   Lazy escapes are compared only in the same-buffer mode (with fresh inputs the JIT leaves their value undefined).
   Two kinds of observable show the capture call's value on every replay, as documented: a returned pure view of an
   input (with fresh inputs), and a lazy pending assign made at capture (realized by its first read, then data). The
-  capture is the one that governs the call: after `jit.reset()` the JIT captures again (`oracle.schedule`)."""
+  capture is the one that governs the call: after `jit.reset()` the JIT captures again (`oracle.schedule`).
+
+  A returned value the previous call left skipped or wrong, passed back as this call's argument, makes the JIT's
+  inputs differ from the reference's: from that call on nothing is compared (the cause is judged where it shows)."""
   if ref.error is not None: return Verdict(rejected=f"eager: {error_text(ref.error)}")
   if got.error is not None and is_rejection(got.error): return Verdict(rejected=f"jit: {error_text(got.error)}")
   verdict = Verdict()
   history: dict[str, list[tuple[int, np.ndarray]]] = {}
+  off: set[str] = set()  # the previous call's observables skipped or found wrong
   for want, have in zip(ref.calls, [c for c in got.calls if c.error is None], strict=False):
+    if have.fed_back & off:
+      verdict.skipped[FED_BACK] += sum(len(c.values) for c in ref.calls[have.index:])
+      break
     capture = got.capture_record(have.index)  # what is lazy then escapes: kept from the captured call
     frozen = frozen_at_capture(capture, mode) if got.schedule.replay(have.index) > 0 else frozenset()
+    off = set()
     for path, value in want.values.items():
-      if (f := judge_value(ref, got, have, path, value, mode, frozen, capture, history, verdict)) is not None:
+      f = judge_value(ref, got, have, path, value, mode, frozen, capture, history, verdict)
+      if f is not None or undefined(ref, got, have, path, mode, capture) is not None: off.add(path)
+      if f is not None:
         verdict.findings.append(replace(f, details=f.details | {"lazy_at_capture": path in capture.lazy} |
+                                        ({"reads_variable": True} if path in capture.variable_escapes else {}) |
                                         ({"capture": capture.index} if capture.index != 1 else {})))
   if got.error is not None:
     call = len(got.calls) - 1
@@ -144,12 +157,16 @@ def undefined(ref: Trace, got: Trace, have: CallRecord, path: str, mode: str, ca
   the wrong rows (a symbolic pad view, a reshape or getitem of a symbolic-shaped output); with the same value it is
   exact, so it is compared then. Likewise a lazy escape made at capture whose graph reads a Variable: the bound value
   is a constant in that graph and replays never run the step again, so it keeps the capture call's value (like any
-  Python value frozen at capture); with the same value it is compared. The call after a reset runs eagerly: defined."""
+  Python value frozen at capture); with the same value it is compared. The call after a reset runs eagerly: defined.
+  A *returned* lazy escape over a Variable is always compared: TinyJit returns its results realized, and returns one
+  lazy only where realize() cannot make it a buffer (the known tinygrad bug symbolic-mean-left-lazy)."""
   n = got.schedule.replay(have.index)
-  if mode == FRESH and n >= 0 and (path in have.lazy or path in capture.lazy): return "lazy escape with fresh inputs"
+  returned_escape = role(path) == "returned" and path in capture.variable_escapes  # only a tinygrad bug returns one
+  if mode == FRESH and n >= 0 and (path in have.lazy or path in capture.lazy) and not returned_escape:
+    return "lazy escape with fresh inputs"
   if n > 0 and have.bound != ref.calls[capture.index].bound:
     if path in have.symbolic_views: return SYMBOLIC_VIEW
-    if path in capture.variable_escapes: return VARIABLE_ESCAPE
+    if path in capture.variable_escapes and not returned_escape: return VARIABLE_ESCAPE
   return None
 
 

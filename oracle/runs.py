@@ -29,7 +29,8 @@ Wrap = Callable[[Callable[..., Any], bool], Callable[..., Any]]  # (step, prune)
 class CallRecord:
   """One call's snapshots. lazy: observables unrealized right after the call; pending_assigns: those of them that are
   a lazy in-place assign; input_views: pure views of an explicit input; symbolic_views: realized views whose view
-  depends on a Variable; variable_escapes: lazy ones whose graph reads a Variable; bound: the call's bound Variables."""
+  depends on a Variable; variable_escapes: lazy ones whose graph reads a Variable; bound: the call's bound Variables;
+  fed_back: the previous call's returned paths passed to this call as arguments."""
   index: int
   values: dict[str, np.ndarray] = field(default_factory=dict)
   lazy: frozenset[str] = frozenset()
@@ -38,6 +39,7 @@ class CallRecord:
   symbolic_views: frozenset[str] = frozenset()
   bound: dict[str, int] = field(default_factory=dict)
   variable_escapes: frozenset[str] = frozenset()
+  fed_back: frozenset[str] = frozenset()
   error: BaseException | None = None
 
 
@@ -167,7 +169,7 @@ def run(program: Program, wrap: Wrap | None, calls: int, mode: str = SAME_BUFFER
       except Exception as e:
         records.append(CallRecord(k, error=e))
         break
-      record.index = k
+      record.index, record.fed_back = k, fed_back(args, prev)
       records.append(record)
   return Trace(records, step, subject.prune, schedule)
 
@@ -182,6 +184,12 @@ def jitted(subject: Subject, wrap: Wrap) -> tuple[Any, Callable[..., Any]]:
   step = subject.step
   model = type("Model", (), {"__call__": wrap(lambda self, *args: step(*args), subject.prune)})
   return vars(model)["__call__"], model()
+
+
+def fed_back(args: list, prev: Any) -> frozenset[str]:
+  """The previous call's returned paths whose tensor objects are among this call's arguments."""
+  passed = {id(a) for a in args if isinstance(a, Tensor)}
+  return frozenset(p for p, t in returned_paths(prev) if id(t) in passed)
 
 
 def overwritten(args: list, prev: Any, ret: Any) -> list:

@@ -201,6 +201,21 @@ def variable_escape_one_value() -> Subject:
   return variable_escape((5,))
 
 
+def symbolic_mean_fed_back() -> Subject:
+  """Returns the mean of the first n rows of a buffer, which TinyJit returns lazy and wrong on replays at another n
+  (known tinygrad bug symbolic-mean-left-lazy), and takes it back as its first argument on the next call: p.grad,
+  realized in the step from that argument, is exact where the argument was, and not comparable after."""
+  p = param(6, 4)
+  def step(h: Tensor, x: Tensor, n: object) -> Tensor:
+    p.grad = None
+    ((h.abs() + 1).sqrt() * p).sum().backward()
+    p.grad.realize()
+    return (x[:n] * 2).contiguous().mean(0)
+  def inputs(k: int, prev: Tensor | None) -> list:
+    return [prev if prev is not None else arrays(k, (4,))[0], *arrays(k, (8, 4)), Variable("n", 1, 8).bind(k * 3 % 8 + 1)]
+  return Subject(step, inputs, lambda: {"p.grad": p.grad})
+
+
 # ---------- refusals by design, and programs eager tinygrad already rejects ----------
 
 def nested_jit() -> Subject:

@@ -101,3 +101,14 @@ def test_a_repro_failing_only_on_another_observable_does_not_confirm(tmp_path: P
   assert run_fresh(script, 60, expected_line(Finding("stale", "kept[1]", 3, "replay 2")))[0] == CONFIRMED
   assert expected_line(Finding("invariant:overlap", "buf12", None)) == "MISMATCH (static) [invariant:overlap]"
   assert expected_line(Finding("jit-error", "step", 1, "capture")) is None  # a traceback: the exit status tells
+
+
+def test_a_slow_program_that_finishes_alone_is_no_confirmed_hang(tmp_path: Path) -> None:
+  """A worker's timeout is no hang when the repro, alone and given the longer confirmation limit, finishes (a program
+  whose kernels are not in the disk cache can compile for minutes): context-dependent, with how long it took."""
+  from fuzz.confirm import CONFIRMED, CONTEXT_DEPENDENT, run_fresh
+  script = tmp_path / "slow.py"
+  script.write_text("import time\ntime.sleep(1.5)\nprint('OK')\n")
+  status, why = run_fresh(script, 10)
+  assert status == CONTEXT_DEPENDENT and why.startswith("the repro agrees when run alone (in ") and why.endswith("s)"), why
+  assert run_fresh(script, 1)[0] == CONFIRMED  # past the limit: a hang
