@@ -162,13 +162,17 @@ def lazy_kinds(body: tuple[Op, ...] | list[Op], name: str) -> set[str]:
 
 def realized_values(body: tuple[Op, ...] | list[Op]) -> set[str]:
   """Values that are realized buffers by the end of the body: each realizing op's result, and every `contiguous`
-  in the lazy graph it realizes (tinygrad rewrites every tensor holding such a CONTIGUOUS to the new buffer)."""
+  in the lazy graph it realizes (tinygrad rewrites every tensor holding such a CONTIGUOUS to the new buffer). A
+  `realize` op is `a.contiguous().realize()`: an earlier `a.contiguous()` is the same UOp, so it is that buffer too (a
+  later one is a new CONTIGUOUS)."""
   ops: dict[str, Op] = {}
   done: set[str] = set()
   for op in body:
     ops[op.out] = op
     if OPS[op.kind].cuts:
-      done |= {n for n in lazy_graph(ops, list(op.args[:OPS[op.kind].arity]), done) if ops[n].kind == "contiguous"} | {op.out}
+      args = list(op.args[:OPS[op.kind].arity])
+      twins = {n for n, o in ops.items() if op.kind == "realize" and o.kind == "contiguous" and o.args[0] in args}
+      done |= {n for n in lazy_graph(ops, args, done) if ops[n].kind == "contiguous"} | twins | {op.out}
   return done
 
 

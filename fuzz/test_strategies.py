@@ -197,3 +197,17 @@ def test_a_padded_value_is_never_a_symbolic_cache(data: st.DataObject) -> None:
   draw_symbolic(b, padded)
   reads = [op for op in b.body if op.kind in (*SYMBOLIC_READS, "kv_read")]
   assert reads and all(op.args[0] != padded.name for op in reads), f"{reads} slice the padded value"
+
+
+def test_a_realize_realizes_every_contiguous_of_its_value() -> None:
+  """`a.contiguous().realize()` and an earlier `a.contiguous()` are one UOp in tinygrad, so the program model counts
+  both realized (backward() stops there; a loss over the earlier one gets no grads); a later one is a new CONTIGUOUS."""
+  from tinygrad import Tensor
+  x = Tensor([1.0, -2.0]).realize()
+  v0 = x.relu()
+  before = v0.contiguous()
+  v0.contiguous().realize()
+  assert before.uop.is_realized and not v0.contiguous().uop.is_realized
+  body = (Op("relu", ("x0",), "v0"), Op("contiguous", ("v0",), "v1"), Op("realize", ("v0",), "v2"),
+          Op("contiguous", ("v0",), "v3"), Op("contiguous", ("x0",), "v4"))
+  assert realized_values(body) == {"v1", "v2"}
