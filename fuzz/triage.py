@@ -1,5 +1,6 @@
-"""The parent's side of a `planfuzz run`: every event from the workers into stats and bugs, then each bug's repros
-written (shrunk and as first drawn), new bugs confirmed in a fresh process, and the report.
+"""The parent's side of a `planfuzz run`: every event from the workers into stats and bugs, each bug's repro written
+when it is first seen and again once shrunk (so a killed campaign leaves its bugs behind), then new bugs confirmed in
+a fresh process, and the report.
 
 Data flows one way: workers judge and shrink (fuzz/explore.py), this records and hands over (fuzz/report.py).
 """
@@ -43,20 +44,23 @@ class Triage:
     if r.verdict.rejected is not None and r.program is not None:
       self.rejections.setdefault(reason_class(r.verdict.rejected), Sample(r.program, r.mode, r.knobs, None, None))
     bug = self.stats.record(r.verdict, r.seconds, self._sample(r), r.program)
-    if bug is not None and (slot := self.slots.get(r.worker)) is not None:
+    if bug is None: return
+    if (slot := self.slots.get(r.worker)) is not None:
       bug.history = slot.history[:-1]  # what this process ran before the program that showed the bug
+    self._write(bug)
 
   def _died_shrinking(self, r: Result) -> None:
     """A candidate crashed or hung the worker while it shrank a bug: a bug of its own, and the shrink's note."""
     if (bug := self.stats.bugs.bugs.get(r.shrinking)) is not None:
       bug.shrink_note = f"stopped: a candidate took the worker down ({r.verdict.findings[0].kind}, reported as its own bug)"
-    self.stats.bugs.record(r.verdict, self.stats.examples, r.seconds, self._sample(r))
+    if (new := self.stats.bugs.record(r.verdict, self.stats.examples, r.seconds, self._sample(r))) is not None: self._write(new)
 
   def _shrink(self, step: ShrinkStep) -> None:
     if (bug := self.stats.bugs.bugs.get(step.signature)) is None: return
     if step.done:
       bug.shrink_seconds, bug.shrink_steps = step.seconds, step.steps
       self.shrink_seconds += step.seconds
+      self._write(bug)
     elif (best := bug.best) is None or size(step.program) <= size(best.program):  # Hypothesis's order is not lines'
       bug.shrunk = Sample(step.program, step.mode, step.knobs, step.finding, step.plan)
 
@@ -79,6 +83,8 @@ class Triage:
     return bugs
 
   def _stem(self, bug: Bug, sample: Sample) -> Path:
+    """Named after the program that first showed the bug, so each rewrite (at first sight, shrunk, at the end) replaces
+    the last one: one bug, one set of files, whenever the campaign is stopped."""
     digest = hashlib.sha256(repr((sample.program, sample.mode, sample.knobs, self.target)).encode()).hexdigest()[:8]
     return self.repro_dir / f"bug-{bug.signature.key}-{digest}"
 
@@ -89,7 +95,7 @@ class Triage:
   def _write(self, bug: Bug) -> None:
     if (best := bug.best) is None: return  # a worker died outside any program: nothing to replay
     self.repro_dir.mkdir(parents=True, exist_ok=True)
-    stem = self._stem(bug, best)
+    stem = self._stem(bug, bug.first or best)
     text = self._script(best)
     Path(f"{stem}.py").write_text(text)
     bug.repro, bug.repro_lines = f"{stem}.py", program_lines(text)

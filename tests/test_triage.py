@@ -90,6 +90,33 @@ def test_the_first_program_of_each_rejection_reason_is_handed_over(tmp_path: Pat
   assert f"  2 x eager: RuntimeError: shape N is odd (first: {script})" in triage.stats.summary()
 
 
+def test_a_bug_is_on_disk_from_first_sight_and_replaced_once_shrunk(tmp_path: Path) -> None:
+  """A campaign killed before its end (a CI job's time limit, a lost machine) still leaves each bug's repro: it is
+  written when the bug is first seen and rewritten in place once shrunk, never as a second, near-identical script."""
+  from fuzz.program import Backward, Leaf, Op, Program
+  from fuzz.triage import Triage
+  from fuzz.workers import Result, ShrinkStep
+  from oracle.targets import Target
+  leaf = (Leaf("p0", (4,), seed=1),)
+  big = Program(params=leaf, inputs=(), state=(), body=(Op("relu", ("p0",), "v0"), Op("exp", ("v0",), "v1")),
+                backward=(Backward("v1"),), returns="v1")
+  small = Program(params=leaf, inputs=(), state=(), body=(Op("relu", ("p0",), "v0"),), backward=(Backward("v0"),), returns="v0")
+  grad = Finding("wrong-values", "p0.grad", 2, "replay 1")
+  triage = Triage(Target(), 5, tmp_path, 1)
+  triage.on_event(Result(0, big, "fresh", (), Verdict(findings=[grad]), 0.1))
+  [first] = tmp_path.glob("bug-*.py")
+  assert "exp()" in first.read_text()
+  triage.on_event(Result(0, big, "fresh", (), Verdict(findings=[grad]), 0.1))  # the same bug again: nothing new written
+  triage.on_event(ShrinkStep(0, signature(grad), small, "fresh", (), grad))
+  assert list(tmp_path.glob("bug-*.py")) == [first]  # shrinking is still going on
+  triage.on_event(ShrinkStep(0, signature(grad), done=True, steps=2, seconds=1.0))
+  unshrunk = first.with_suffix(".unshrunk.py")
+  assert sorted(tmp_path.glob("bug-*.py")) == sorted([first, unshrunk])
+  assert "exp()" not in first.read_text() and "exp()" in unshrunk.read_text()
+  triage.finish(confirm=False)
+  assert sorted(tmp_path.glob("bug-*.py")) == sorted([first, unshrunk])
+
+
 def test_a_repro_failing_only_on_another_observable_does_not_confirm(tmp_path: Path) -> None:
   """Confirmation wants the finding itself: a repro that fails alone on another observable (a known tinygrad bug the
   same program shows) leaves its bug context-dependent; one that shows the finding confirms it."""
