@@ -1,14 +1,13 @@
-"""Static invariants of a memory plan, checked on the lowered linears and the live tensors with nothing compiled or run.
+"""Invariants 1-4 of a memory plan, with the copy-lane advisory: what any planner's output must satisfy, whoever made it.
 
 Each check returns `Finding`s of kind `invariant:<name>` (call None, phase "static"); an empty list means it holds.
-The plan checks take a MemoryPlan, so a plan from planfuzz's planner and one rebuilt from any planner's output by
+The checks take a MemoryPlan, so a plan from planfuzz's planner and one rebuilt from any planner's output by
 `plan_from_linear` (tinygrad's own TinyJit included) go through the same code.
 
 An arena slice is keyed by (arena BUFFER, byte offset, byte size, dtype), read off the linear by `tg.parse_arena_slice`.
 """
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
@@ -17,19 +16,16 @@ from tinygrad import Tensor
 
 from oracle.findings import Finding
 from planner import tg
-from planner.memplan import MemoryPlan, PlannedBuffer, buffer_name, plan_from_linear
-from planner.stages import Lowered
+from planner.memplan import MemoryPlan, PlannedBuffer, buffer_name
 
 LIVE_PLANNED, OVERLAP, BOUNDS = "invariant:live-planned", "invariant:overlap", "invariant:bounds"
-READ_BEFORE_WRITE, INPUT_NOT_COPIED, GRAPH_ORDER = "invariant:read-before-write", "invariant:input-not-copied", "invariant:graph-order"
-PRUNE_SPLIT = "invariant:prune-split"
+READ_BEFORE_WRITE = "invariant:read-before-write"
 COPY_LANE = "advisory:copy-lane"  # an advisory: a deviation from tinygrad's contract that computes the same values here
 
 SliceKey = tuple[Any, int, int, str]
-Resource = tuple[Any, int, float, str]  # (memory identity, first byte, end byte, name)
 
 
-def _finding(kind: str, subject: str, **details: Any) -> Finding: return Finding(kind, subject, None, "static", details)
+def static_finding(kind: str, subject: str, **details: Any) -> Finding: return Finding(kind, subject, None, "static", details)
 
 
 # ---------- slices, calls and names ----------
@@ -52,7 +48,7 @@ def planned_key(plan: MemoryPlan, p: PlannedBuffer) -> SliceKey:
   return plan.arenas[p.arena].buffer, p.offset, p.nbytes, p.dtype
 
 
-def _slice_name(key: SliceKey) -> str: return f"{buffer_name(key[0])}[{key[1]}:{key[1] + key[2]}]"
+def slice_name(key: SliceKey) -> str: return f"{buffer_name(key[0])}[{key[1]}:{key[1] + key[2]}]"
 def _bytes(p: PlannedBuffer) -> str: return f"[{p.offset}, {p.offset + p.nbytes})"
 def _steps(p: PlannedBuffer) -> str: return f"[{p.first}, {p.last}]"
 def _place(p: PlannedBuffer) -> str: return f"{p.name} in arena {p.arena} bytes {_bytes(p)} steps {_steps(p)}"
@@ -89,7 +85,7 @@ def live_buffer_planned(plan: MemoryPlan, live: Mapping[str, Tensor | None], unn
   found = []
   for path, t in tensors:
     hit = sorted((where[b] for b in tg.tensor_buffers(t) if b in where), key=lambda p: (p.arena, p.offset))
-    if hit: found.append(_finding(LIVE_PLANNED, path, buffers=[p.name for p in hit], planned=[_place(p) for p in hit]))
+    if hit: found.append(static_finding(LIVE_PLANNED, path, buffers=[p.name for p in hit], planned=[_place(p) for p in hit]))
   return found
 
 
@@ -99,7 +95,7 @@ def _overlap(a: PlannedBuffer, b: PlannedBuffer, kind: str = OVERLAP, end: Any =
   """Blame the buffer that opens later: it was placed on bytes still in use."""
   early, late = sorted((a, b), key=lambda p: (p.first, p.offset))
   shared_bytes = f"[{max(a.offset, b.offset)}, {min(a.offset + a.nbytes, b.offset + b.nbytes)})"
-  return _finding(kind, late.name, other=early.name, arena=late.arena, bytes=_bytes(late), other_bytes=_bytes(early),
+  return static_finding(kind, late.name, other=early.name, arena=late.arena, bytes=_bytes(late), other_bytes=_bytes(early),
                   steps=f"[{late.first}, {end(late)}]", other_steps=f"[{early.first}, {end(early)}]", shared_bytes=shared_bytes,
                   shared_steps=f"[{max(a.first, b.first)}, {min(end(a), end(b))}]")
 
@@ -139,7 +135,7 @@ def copy_lane_contract(plan: MemoryPlan) -> list[Finding]:
   found = []
   for k in {p.arena for p in plan.buffers if p.hold}:
     compute = sorted(p.name for p in plan.buffers if p.arena == k and not p.hold)
-    if compute: found.append(_finding(COPY_LANE, f"arena {k}", problem="copied and compute buffers share one arena",
+    if compute: found.append(static_finding(COPY_LANE, f"arena {k}", problem="copied and compute buffers share one arena",
                                       compute=compute[:5], asynchronous_devices_only=True))
   held_on = [(a, b) for a, b in _sharing_pairs(plan) if (a.hold or b.hold) and a.first <= b.end and b.first <= a.end
              and not (a.first <= b.last and b.first <= a.last)]
@@ -161,11 +157,11 @@ def _record_problems(plan: MemoryPlan, p: PlannedBuffer) -> list[str]:
 
 
 def _records_in_bounds(plan: MemoryPlan) -> list[Finding]:
-  found = [_finding(BOUNDS, buffer_name(a.buffer), problems=[f"arena {k} recorded as {a.nbytes} bytes, its buffer has {n}"])
+  found = [static_finding(BOUNDS, buffer_name(a.buffer), problems=[f"arena {k} recorded as {a.nbytes} bytes, its buffer has {n}"])
            for k, a in enumerate(plan.arenas) if a.nbytes != (n := tg.buffer_nbytes(a.buffer))]
   for p in plan.buffers:
     problems = _record_problems(plan, p) if _arena_ok(plan, p) else [f"arena {p.arena} but the plan has {len(plan.arenas)}"]
-    if problems: found.append(_finding(BOUNDS, p.name, problems=problems, arena=p.arena, bytes=_bytes(p), steps=_steps(p)))
+    if problems: found.append(static_finding(BOUNDS, p.name, problems=problems, arena=p.arena, bytes=_bytes(p), steps=_steps(p)))
   return found
 
 
@@ -180,7 +176,7 @@ def _linear_matches_plan(plan: MemoryPlan, planned_linear: Any) -> list[Finding]
     for key in (k for arg in tg.call_args(call) for k in _arg_slice_keys(arg)):
       if key[0] not in arenas and key[0] in plan.held: continue  # a held int8 buffer viewed by the program, not an arena
       if not any(p.first <= step <= p.last for p in owners.get(key, [])): stray[key].append(step)
-  return [_finding(BOUNDS, _slice_name(key), steps=steps, arena_in_plan=key[0] in arenas, dtype=key[3],
+  return [static_finding(BOUNDS, slice_name(key), steps=steps, arena_in_plan=key[0] in arenas, dtype=key[3],
                    records=[_place(p) for p in owners.get(key, [])]) for key, steps in stray.items()]
 
 
@@ -222,161 +218,7 @@ def first_access_writes(plan: MemoryPlan, planned_linear: Any) -> list[Finding]:
   found = []
   for p in plan.buffers:
     if not (_arena_ok(plan, p) and 0 <= p.first < len(planned_linear.src)):
-      found.append(_finding(READ_BEFORE_WRITE, p.name, problem=f"first step {p.first} or arena {p.arena} is not in the plan"))
+      found.append(static_finding(READ_BEFORE_WRITE, p.name, problem=f"first step {p.first} or arena {p.arena} is not in the plan"))
     elif (problem := _first_access_problem(plan, p, planned_linear)) is not None:
-      found.append(_finding(READ_BEFORE_WRITE, p.name, problem=problem[0], slice=_slice_name(planned_key(plan, p)), **problem[1]))
-  return found
-
-
-# ---------- 5. replay inputs the linear writes are copied ----------
-
-def pure_writes(final_linear: Any) -> set:
-  """Every BUFFER some call (graph calls flattened) writes at an argument it does not also read: the JIT's outputs."""
-  out: set = set()
-  for call in tg.flat_calls(final_linear):
-    args, (outs, ins) = tg.call_args(call), tg.call_effects(call)
-    out |= set().union(*(tg.arg_memory(args[k]) for k in set(outs) - set(ins)))
-  return out
-
-
-def written_inputs_copied(final_linear: Any, inputs: tuple, copied: set | frozenset, replay: int) -> list[Finding]:
-  """input-not-copied: at a replay, every explicit input that is memory the linear writes is copied first.
-
-  Such an input is one of the JIT's own outputs passed back in (a returned tensor fed to the next call): run in place, the
-  linear would overwrite it while still reading it. tinygrad copies it (CapturedJit._written_uops); a replay that does
-  not reads what it is writing. `inputs` are the replay's input BUFFERs, `copied` those it copied, `replay` its number.
-  What is not judged: memory a call both reads and writes at one argument (an in-place update), and calls whose effects
-  are unknown (HCQ2's single 'hcq' call). Capture-time inputs are PARAMs in the linear, never BUFFERs it writes: their
-  writes go to the caller's tensors, as in eager.
-  """
-  written = pure_writes(final_linear)
-  names = sorted(buffer_name(b) for b in copied)
-  return [Finding(INPUT_NOT_COPIED, buffer_name(u), None, f"replay {replay}", {"slot": slot, "copied": names})
-          for slot, u in enumerate(inputs) if u in written and u not in copied]
-
-
-# ---------- 6. graph split keeps the order ----------
-
-def _resources(arg: Any) -> list[Resource]:
-  """The memory one argument touches: exact bytes for arena slices, the whole buffer or input slot otherwise."""
-  if (key := slice_key(arg)) is not None: return [(key[0], key[1], key[1] + key[2], _slice_name(key))]
-  if arg.op in (tg.Ops.MSTACK, tg.Ops.MSELECT): return [r for s in arg.src for r in _resources(s)]
-  out: list[Resource] = []
-  for u in arg.toposort():
-    if u.op is tg.Ops.BUFFER: out.append((u, 0, math.inf, buffer_name(u)))
-    elif u.op is tg.Ops.PARAM: out.append((("input", u.arg.slot), 0, math.inf, f"input {u.arg.slot}"))
-  return out
-
-
-def _effects(call: Any) -> tuple[list[Resource], list[Resource]]:
-  args, (outs, ins) = tg.call_args(call), tg.call_effects(call)
-  return [r for k in outs for r in _resources(args[k])], [r for k in ins for r in _resources(args[k])]
-
-
-def _broken(i: int, j: int, calls: list, pos: list) -> list[Finding]:
-  """The dependencies between compiled calls i < j that running j first, as the graphed linear does, breaks."""
-  (wi, ri), (wj, rj) = _effects(calls[i]), _effects(calls[j])
-  kinds = (("read-after-write", wi, rj), ("write-after-read", ri, wj), ("write-after-write", wi, wj))
-  found, seen = [], set()
-  for kind, first, then in kinds:
-    for a in first:
-      for b in then:
-        if a[0] == b[0] and a[1] < b[2] and b[1] < a[2] and (kind, a[3]) not in seen:
-          seen.add((kind, a[3]))
-          found.append(_finding(GRAPH_ORDER, a[3], dependency=kind, before=f"step {i} {tg.call_name(calls[i])}",
-                                after=f"step {j} {tg.call_name(calls[j])}", graphed_positions=[pos[i], pos[j]]))
-  return found
-
-
-def _positions(calls: list, flat: list) -> list[int | None]:
-  """Where each compiled call sits in the flattened graphed linear, matched by identity (k-th copy to k-th copy)."""
-  at: dict[int, list[int]] = defaultdict(list)
-  for k, c in enumerate(flat): at[id(c)].append(k)
-  used: dict[int, int] = defaultdict(int)
-  pos: list[int | None] = []
-  for c in calls:
-    n, slots = used[id(c)], at.get(id(c), [])
-    pos.append(slots[n] if n < len(slots) else None)
-    used[id(c)] += 1
-  return pos
-
-
-def graph_split_preserves_order(compiled: Any, graphed: Any) -> list[Finding]:
-  """graph-order: flattening the graph calls gives exactly the compiled linear's calls, in the same order.
-
-  A call lost or invented is reported by step; a reordering is reported as each read-after-write, write-after-read
-  or write-after-write dependency it breaks (two calls conflict when they touch overlapping bytes of one buffer, arena
-  or input slot and one writes them). Reordering independent calls is harmless and not reported.
-  """
-  calls, flat = list(compiled.src), tg.flat_calls(graphed)
-  if len(calls) == len(flat) and all(a is b for a, b in zip(calls, flat, strict=True)): return []
-  pos = _positions(calls, flat)
-  found = [_finding(GRAPH_ORDER, f"step {i} {tg.call_name(c)}", problem="compiled call missing from the graphed linear")
-           for i, (c, p) in enumerate(zip(calls, pos, strict=True)) if p is None]
-  matched = set(pos)
-  found += [_finding(GRAPH_ORDER, f"graphed position {k} {tg.call_name(c)}", problem="call not in the compiled linear")
-            for k, c in enumerate(flat) if k not in matched]
-  kept = [i for i, p in enumerate(pos) if p is not None]
-  for n, i in enumerate(kept):
-    found += [f for j in kept[n + 1:] if pos[j] < pos[i] for f in _broken(i, j, calls, pos)]
-  return found
-
-
-# ---------- 7. prune drops only input-independent calls ----------
-
-def input_dependent(linear: Any, inputs: tuple | list) -> set:
-  """Every BUFFER whose contents depend on the explicit inputs: what a call that reads one writes, to a fixed point.
-
-  The fixed point runs over the whole linear, not one pass in order: a call may read state that a later call writes
-  from the inputs, and on the next call it reads that state's new value (a dependency across calls)."""
-  dependent, calls = set(inputs), [tg.call_memory(c) for c in linear.src]
-  while True:
-    grown = dependent.union(*(written for written, read in calls if read & dependent))
-    if grown == dependent: return dependent
-    dependent = grown
-
-
-def prune_split_sound(whole: Any, once: Any, inputs: tuple | list) -> list[Finding]:
-  """prune-split: every call prune runs only once (at capture) touches no memory that depends on the explicit inputs.
-
-  TinyJit documents that with prune=True what does not depend on the inputs runs once and freezes; a one-time call that
-  reads input-dependent memory (state a kept call writes from the inputs, say) freezes a value that should change, and
-  one that writes such memory stops overwriting it. tinygrad's own split is one pass in call order, so it misses a call
-  that reads state before the call that writes it from the inputs."""
-  dependent, steps = input_dependent(whole, inputs), {call: i for i, call in enumerate(whole.src)}
-  found = []
-  for call in once.src:
-    written, read = tg.call_memory(call)
-    if touched := (written | read) & dependent:
-      found.append(_finding(PRUNE_SPLIT, f"one-time {tg.call_name(call)} at step {steps[call]}", step=steps[call],
-                            reads=sorted(buffer_name(b) for b in touched & read), writes=sorted(buffer_name(b) for b in touched & written)))
-  return found
-
-
-# ---------- all of them ----------
-
-def check_plan(plan: MemoryPlan, planned_linear: Any, live: Mapping[str, Tensor | None], unnamed: bool = True) -> list[Finding]:
-  """Invariants 1-4: what any planner's output must satisfy, whoever made it; and the copy-lane advisory."""
-  return (live_buffer_planned(plan, live, unnamed) + overlapping_lifetimes(plan) + slices_in_bounds(plan, planned_linear)
-          + first_access_writes(plan, planned_linear) + copy_lane_contract(plan))
-
-
-def check_lowered(lowered: Lowered, live: Mapping[str, Tensor | None], pruned: tuple[Any, Any] | None = None,
-                  unnamed: bool = True) -> list[Finding]:
-  """Every invariant known at capture: the plan checks, the prune split when `pruned` (whole linear, one-time calls)
-  is given, and graph-split order when the lowering was compiled (a static lowering has `compiled is planned`).
-  Input copies are a replay's (`written_inputs_copied`)."""
-  found = check_plan(lowered.plan, lowered.planned, live, unnamed)
-  if pruned is not None: found += prune_split_sound(*pruned, lowered.inputs)
-  if lowered.compiled is not lowered.planned: found += graph_split_preserves_order(lowered.compiled, lowered.final)
-  return found
-
-
-def check_tinyjit_record(rec: tg.TinyJitLowering, live: Mapping[str, Tensor | None], unnamed: bool = True) -> list[Finding]:
-  """The capture's invariants on what tinygrad's own TinyJit did, rebuilt from what `tg.spy_tinyjit` recorded: the plan
-  checks, its prune split, and graph-split order."""
-  if rec.planned is None or rec.parametrized is None: raise ValueError("check_tinyjit_record: the record has no planner output")
-  found = check_plan(plan_from_linear(rec.planned, rec.parametrized, rec.held), rec.planned, live, unnamed)
-  if rec.pruned is not None: found += prune_split_sound(*rec.pruned, rec.inputs)
-  if rec.compiled is not None and rec.final is not None: found += graph_split_preserves_order(rec.compiled, rec.final)
+      found.append(static_finding(READ_BEFORE_WRITE, p.name, problem=problem[0], slice=slice_name(planned_key(plan, p)), **problem[1]))
   return found
