@@ -89,14 +89,17 @@ class Progress:
     self.total, self.start, self.last = total, time.perf_counter(), 0.0
     self.tty = sys.stderr.isatty()
 
-  def show(self, examples: int, bugs: list, final: bool = False) -> None:
-    """`bugs`: the distinct bugs so far; the line counts new ones apart from known tinygrad bugs, as the exit status does."""
+  def show(self, stats: Any, final: bool = False) -> None:
+    """`stats`: the campaign's `fuzz.driver.Stats`. The line counts rejected examples (each one a generator bug: a long
+    proof must show them while it runs) and new bugs apart from known tinygrad bugs, as the exit status does."""
     now = time.perf_counter()
     if not (final or self.tty or now - self.last >= 5): return
     self.last, elapsed = now, now - self.start
     of = f"/{self.total}" if self.total else ""
-    rate, new = examples / max(elapsed, 1e-9), sum(b.new for b in bugs)
-    line = f"planfuzz: {examples}{of} examples, {new} new bug{'s' * (new != 1)}, {len(bugs) - new} known, {rate:.2f}/s, {elapsed:.0f}s"
+    bugs, rejected = list(stats.bugs.bugs.values()), sum(stats.rejected.values())
+    rate, new = stats.examples / max(elapsed, 1e-9), sum(b.new for b in bugs)
+    line = (f"planfuzz: {stats.examples}{of} examples, {rejected} rejected, {new} new bug{'s' * (new != 1)}, {len(bugs) - new} known, "
+            f"{rate:.2f}/s, {elapsed:.0f}s")
     print(("\r" if self.tty else "") + line, end="\n" if final or not self.tty else "", file=sys.stderr, flush=True)
 
 
@@ -117,14 +120,14 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     def on_event(event: Any) -> None:
       triage.on_event(event)
-      progress.show(triage.stats.examples, list(triage.stats.bugs.bugs.values()))
+      progress.show(triage.stats)
 
     print(f"planfuzz: {target.describe()}; mode {args.mode}; {calls} calls; seed {args.seed}; {len(jobs)} worker(s); "
           f"shrink budget {args.shrink_budget:g}s a bug; database {args.db}"
           f"{' + ' + args.shared_db + ' (read-only)' if args.shared_db else ''}", file=sys.stderr)
     started = time.perf_counter()
     interrupted = _run_interruptibly(lambda: run_pool(jobs, on_event, args.timeout, triage.on_slot))
-    progress.show(triage.stats.examples, list(triage.stats.bugs.bugs.values()), final=True)
+    progress.show(triage.stats, final=True)
   bugs = triage.finish(confirm=not args.no_confirm, parallel=len(jobs), timeout=2 * args.timeout)
   lines = triage.stats.summary() + [f"wall clock {time.perf_counter() - started:.1f}s, of which the workers shrank bugs for "
                                     f"{triage.shrink_seconds:.1f}s (summed over workers)"]

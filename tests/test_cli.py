@@ -72,6 +72,20 @@ def test_nothing_found_is_exit_0_with_a_summary(tmp_path: Path) -> None:
   assert "**0 new bug(s), 0 known tinygrad bug(s).**" in (tmp_path / "report.md").read_text()
 
 
+def test_the_progress_line_counts_rejections_and_new_bugs_apart(capsys: pytest.CaptureFixture) -> None:
+  """A long proof is watched through this line: rejections (generator bugs) and new bugs must show before its end."""
+  from fuzz.cli import Progress
+  from fuzz.driver import Stats
+  from oracle.compare import Verdict
+  from oracle.findings import Finding
+  stats = Stats()
+  stats.record(Verdict(rejected="eager: RuntimeError: shape 3 is odd"), 0.1)
+  stats.record(Verdict(findings=[Finding("wrong-values", "p0.grad", 2, "replay 1")]), 0.1)
+  stats.record(Verdict(), 0.1)
+  Progress(10).show(stats, final=True)
+  assert "planfuzz: 3/10 examples, 1 rejected, 1 new bug, 0 known, " in capsys.readouterr().err
+
+
 def test_a_campaign_cut_short_still_reports_what_it_ran(tmp_path: Path) -> None:
   """SIGTERM (a CI job's timeout) mid-campaign: the workers stop, and the summary and report cover what finished."""
   proc = subprocess.Popen([sys.executable, "-m", "fuzz.cli", "run", "--examples", "100000", "--seed", "0", "--db", "none",
