@@ -2,11 +2,11 @@
 """planfuzz's benchmark: prints a JSON report and a readable table (a script, not a test).
 
 Figures: static programs checked per second; differential examples per second with a warm kernel cache (the timed
-examples ran once before, so their kernels are in tinygrad's disk cache, as in a nightly job that keeps it) and the
-fuzzer's overhead ratio (campaign wall time / time spent running the programs: reference and JIT); the same two rates
-for a `planfuzz run --workers 2` campaign, which is how a 2-core machine runs one; for every planner
-mutant and for #16571 on tinygrad 0.13.0, examples and seconds to the first finding (median and max over seeds,
-each in a fresh process, timed from process start); peak resident memory and its growth over a long campaign.
+examples ran once before in another process, so their kernels are in tinygrad's disk cache, as in a nightly job that
+keeps it) and the fuzzer's overhead ratio (campaign wall time / time spent running the programs: reference and JIT);
+the same two rates for a `planfuzz run --workers 2` campaign, which is how a 2-core machine runs one; for every
+planner mutant and for #16571 on tinygrad 0.13.0, examples and seconds to the first finding (median and max over
+seeds, each in a fresh process, timed from process start); peak resident memory and its growth over a long campaign.
 Goals on a 2-core machine: static >= 20/s, differential >= 2/s, overhead <= 1.5, #16571 median <= 30 s,
 every mutant killed in a median <= 60 s, growth <= 200 MB over 1000 examples.
 """
@@ -37,8 +37,23 @@ def rss_mb() -> float:
     return next(int(line.split()[1]) for line in f if line.startswith("VmRSS")) / 1024
 
 
+def _planfuzz_run(target: str, seed: int, examples: int, workers: int) -> subprocess.CompletedProcess:
+  """One `planfuzz run` in a fresh process: no shrinking and no confirmation, so only examples are in its time."""
+  cmd = [sys.executable, "-m", "fuzz.cli", "run", "--target", target, "--examples", str(examples), "--workers", str(workers),
+         "--seed", str(seed), "--db", "none", "--no-confirm", "--shrink-budget", "0"]
+  with tempfile.TemporaryDirectory() as repros:
+    out = subprocess.run(cmd + ["--repro-dir", repros], cwd=ROOT, capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+  if out.returncode not in (0, 1): raise RuntimeError(f"`planfuzz {' '.join(cmd[3:])}` failed (rc {out.returncode}): {out.stderr[-500:]}")
+  return out
+
+
 def rate(target: Target, seed: int, examples: int) -> dict:
-  run_campaign(target, seed, examples, stop_at_finding=False)  # the same examples: their kernels go to the disk cache
+  """This process's rate on examples whose kernels another process compiled into the disk cache first: warm as a
+  nightly job that keeps tinygrad's cache is, with this process's in-memory caches still cold."""
+  warm = (f"from fuzz.campaign import run_campaign; from oracle.targets import Target; "
+          f"run_campaign(Target({target.kind!r}), {seed}, {examples}, stop_at_finding=False)")
+  subprocess.run([sys.executable, "-c", warm], cwd=ROOT, check=True, capture_output=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
   start = time.perf_counter()
   c = run_campaign(target, seed, examples, stop_at_finding=False)
   wall = time.perf_counter() - start
@@ -48,18 +63,13 @@ def rate(target: Target, seed: int, examples: int) -> dict:
 
 
 def campaign_rate(target: str, seed: int, examples: int, workers: int) -> dict:
-  """Examples per second of `planfuzz run --workers N`, from its summary's wall clock (first to last example, so process
-  start and confirmation are not in it), after the same campaign ran once to fill the kernel cache."""
-  cmd = [sys.executable, "-m", "fuzz.cli", "run", "--target", target,
-         "--examples", str(examples), "--workers", str(workers), "--seed", str(seed), "--db", "none", "--no-confirm"]
-  env = {**os.environ, "PYTHONPATH": str(ROOT)}
-  for _ in range(2):
-    with tempfile.TemporaryDirectory() as repros:
-      out = subprocess.run(cmd + ["--repro-dir", repros], cwd=ROOT, capture_output=True, text=True, env=env)
-  wall = re.search(r"wall clock: ([0-9.]+)s over", out.stdout)
-  if out.returncode not in (0, 1) or wall is None:
-    raise RuntimeError(f"`planfuzz {' '.join(cmd[3:])}` failed (rc {out.returncode}): {out.stderr.strip()[-500:]}")
-  return {"examples": examples, "workers": workers, "per_second": examples / float(wall.group(1))}
+  """Examples per second of `planfuzz run --workers N` as its summary gives them (first example's start to last one's
+  end, so process start is not in it), after the same campaign ran once to fill the disk cache."""
+  _planfuzz_run(target, seed, examples, workers)
+  out = _planfuzz_run(target, seed, examples, workers)
+  if (m := re.search(r"wall clock: [0-9.]+s over \d+ workers \(([0-9.]+) examples/s\)", out.stdout)) is None:
+    raise RuntimeError(f"no workers' wall clock in the summary of a {workers}-worker campaign of {examples} examples:\n{out.stdout[-500:]}")
+  return {"examples": examples, "workers": workers, "per_second": float(m.group(1))}
 
 
 def first_finding(tinygrad: str | None, target: str, mutant: str | None, seed: int, examples: int) -> dict:
@@ -98,7 +108,8 @@ def main() -> None:
                   help="a folder holding tinygrad 0.13.0 (`make old-tinygrad`)")
   ap.add_argument("--skip", nargs="*", default=[], choices=["rates", "mutants", "16571", "memory"])
   args = ap.parse_args()
-  if args.workers < 2: ap.error("--workers must be at least 2 (the one-process rates are measured anyway)")
+  if "rates" not in args.skip and not 2 <= args.workers <= args.examples:
+    ap.error("--workers must be at least 2 (the one-process rates are measured anyway) and at most --examples")
   report: dict = {}
   if "rates" not in args.skip:
     report["static"] = rate(Target("static"), 0, args.examples * 2)

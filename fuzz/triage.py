@@ -82,10 +82,10 @@ class Triage:
         if status == CONTEXT_DEPENDENT: self._context(bug)
     return bugs
 
-  def _stem(self, bug: Bug, sample: Sample) -> Path:
-    """Named after the program that first showed the bug, so each rewrite (at first sight, shrunk, at the end) replaces
-    the last one: one bug, one set of files, whenever the campaign is stopped."""
-    digest = hashlib.sha256(repr((sample.program, sample.mode, sample.knobs, self.target)).encode()).hexdigest()[:8]
+  def _stem(self, bug: Bug) -> Path:
+    """Named after the bug (its signature, under this target), not after a program: each rewrite (at first sight, once
+    shrunk, at the end, and in a later campaign into the same dir) replaces the last, so one bug has one set of files."""
+    digest = hashlib.sha256(repr(self.target).encode()).hexdigest()[:8]
     return self.repro_dir / f"bug-{bug.signature.key}-{digest}"
 
   def _script(self, sample: Sample) -> str:
@@ -95,19 +95,26 @@ class Triage:
   def _write(self, bug: Bug) -> None:
     if (best := bug.best) is None: return  # a worker died outside any program: nothing to replay
     self.repro_dir.mkdir(parents=True, exist_ok=True)
-    stem = self._stem(bug, bug.first or best)
+    stem = self._stem(bug)
     text = self._script(best)
     Path(f"{stem}.py").write_text(text)
     bug.repro, bug.repro_lines = f"{stem}.py", program_lines(text)
+    unshrunk, plan, svg = Path(f"{stem}.unshrunk.py"), Path(f"{stem}.plan.json"), Path(f"{stem}.svg")
     if bug.shrunk is not None and bug.first is not None and bug.shrunk.program != bug.first.program:
-      unshrunk = self._script(bug.first)
-      Path(f"{stem}.unshrunk.py").write_text(unshrunk)
-      bug.unshrunk_repro, bug.unshrunk_lines = f"{stem}.unshrunk.py", program_lines(unshrunk)
+      unshrunk.write_text(first := self._script(bug.first))
+      bug.unshrunk_repro, bug.unshrunk_lines = str(unshrunk), program_lines(first)
+    else:  # an earlier write's (or campaign's) file would describe another program
+      unshrunk.unlink(missing_ok=True)
+      bug.unshrunk_repro, bug.unshrunk_lines = None, 0
     if best.plan is not None:  # never on a tinygrad the planner does not support: fuzz.picture needs it
       from fuzz.picture import plan_from_json, render_svg
-      Path(f"{stem}.plan.json").write_text(json.dumps(best.plan, indent=1))
-      Path(f"{stem}.svg").write_text(render_svg(plan_from_json(best.plan)))
-      bug.picture = f"{stem}.svg"
+      plan.write_text(json.dumps(best.plan, indent=1))
+      svg.write_text(render_svg(plan_from_json(best.plan)))
+      bug.picture = str(svg)
+    else:
+      plan.unlink(missing_ok=True)
+      svg.unlink(missing_ok=True)
+      bug.picture = None
 
   def _write_rejections(self) -> None:
     """The first program rejected for each reason, as a runnable script: the generator promises valid programs, so

@@ -106,7 +106,8 @@ def test_a_bug_is_on_disk_from_first_sight_and_replaced_once_shrunk(tmp_path: Pa
   triage.on_event(Result(0, big, "fresh", (), Verdict(findings=[grad]), 0.1))
   [first] = tmp_path.glob("bug-*.py")
   assert "exp()" in first.read_text()
-  triage.on_event(Result(0, big, "fresh", (), Verdict(findings=[grad]), 0.1))  # the same bug again: nothing new written
+  triage.on_event(Result(0, small, "fresh", (), Verdict(findings=[grad]), 0.1))  # the same bug again: still the first program
+  assert "exp()" in first.read_text()
   triage.on_event(ShrinkStep(0, signature(grad), small, "fresh", (), grad))
   assert list(tmp_path.glob("bug-*.py")) == [first]  # shrinking is still going on
   triage.on_event(ShrinkStep(0, signature(grad), done=True, steps=2, seconds=1.0))
@@ -115,6 +116,9 @@ def test_a_bug_is_on_disk_from_first_sight_and_replaced_once_shrunk(tmp_path: Pa
   assert "exp()" not in first.read_text() and "exp()" in unshrunk.read_text()
   triage.finish(confirm=False)
   assert sorted(tmp_path.glob("bug-*.py")) == sorted([first, unshrunk])
+  again = Triage(Target(), 5, tmp_path, 1)  # a later campaign into the same dir, starting from the saved shrunk program
+  again.on_event(Result(0, small, "fresh", (), Verdict(findings=[grad]), 0.1))
+  assert list(tmp_path.glob("bug-*.py")) == [first] and again.stats.bugs.sorted()[0].repro == str(first)
 
 
 def test_a_repro_failing_only_on_another_observable_does_not_confirm(tmp_path: Path) -> None:
