@@ -21,6 +21,7 @@ from oracle.attribution import blame_static
 from oracle.check import PlanSink, blame, judge_program
 from oracle.compare import Verdict
 from oracle.targets import Target
+from planner import tg
 
 KNOWN = "known tinygrad bug"
 _REFERENCES: dict = {}  # the last program's reference run: targets checked one after another on one program share it
@@ -38,7 +39,8 @@ def check(program: Program, target: Target, mode: str, calls: int, attribute: bo
   freezing is told apart only by the blame) or when one may be a known tinygrad bug; those that are known, or
   documented prune freezing, move to the verdict's skipped counts. `on_plan` is told the capture's plan; `strict`
   counts advisories as findings."""
-  verdict = _check(program, target, mode, calls, attribute, on_plan)
+  try: verdict = _check(program, target, mode, calls, attribute, on_plan)
+  finally: tg.forget_dead_tensors()  # else they pile up and slow every later example of this process
   return verdict.strict() if strict else verdict
 
 

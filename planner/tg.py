@@ -321,6 +321,21 @@ def live_tensors() -> list:
   return [t for ref in list(_tg["all_tensors"]) if (t := ref()) is not None]
 
 
+def forget_dead_tensors() -> int:
+  """Drop the entries of tinygrad's registry of live tensors whose tensor is gone; how many went.
+
+  A tensor freed by Python's cycle collector (every tensor of a generated program: its step function and its scope
+  refer to each other) leaves its entry behind: the collector clears weak references before `Tensor.__del__` runs, and
+  the fresh `weakref.ref(self)` that `__del__` pops is not equal to the cleared one. Every realize and backward walks
+  the whole registry, so a long campaign slows as they pile up (about 25 an example; 20,000 of them made 20
+  differential examples 22% slower). Portable: a tinygrad without the registry has nothing to drop."""
+  registry = _tg.get("all_tensors")
+  if registry is None: return 0
+  dead = [ref for ref in list(registry) if ref() is None]
+  for ref in dead: registry.pop(ref, None)
+  return len(dead)
+
+
 def tensor_buffers(t: Any) -> set:
   """Every BUFFER UOp a tensor's graph reaches: the memory a lazy tensor reads when it is realized."""
   return {u for u in t.uop.toposort() if u.op is Ops.BUFFER}
