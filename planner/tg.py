@@ -321,8 +321,8 @@ def live_tensors() -> list:
   return [t for ref in list(_tg["all_tensors"]) if (t := ref()) is not None]
 
 
-def forget_dead_tensors() -> int:
-  """Drop the entries of tinygrad's registry of live tensors whose tensor is gone; how many went.
+def forget_dead_tensors() -> None:
+  """Drop the entries of tinygrad's registry of live tensors whose tensor is gone.
 
   A tensor freed by Python's cycle collector (every tensor of a generated program: its step function and its scope
   refer to each other) leaves its entry behind: the collector clears weak references before `Tensor.__del__` runs, and
@@ -330,10 +330,8 @@ def forget_dead_tensors() -> int:
   the whole registry, so a long campaign slows as they pile up (about 25 an example; 20,000 of them made 20
   differential examples 22% slower). Portable: a tinygrad without the registry has nothing to drop."""
   registry = _tg.get("all_tensors")
-  if registry is None: return 0
-  dead = [ref for ref in list(registry) if ref() is None]
-  for ref in dead: registry.pop(ref, None)
-  return len(dead)
+  if registry is None: return
+  for ref in [ref for ref in list(registry) if ref() is None]: registry.pop(ref, None)
 
 
 def tensor_buffers(t: Any) -> set:
