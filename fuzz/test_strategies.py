@@ -12,12 +12,13 @@ from collections import Counter
 from hypothesis import given, seed, settings
 from hypothesis import strategies as st
 
+from fuzz.builder import F16, F32
 from fuzz.census import Census
 from fuzz.features import FEATURES
 from fuzz.interpret import source
 from fuzz.ops import OPS
 from fuzz.program import Op, Program, dependencies, lazy_kinds, realized_values, returned_names
-from fuzz.strategies import MOVEMENT, programs
+from fuzz.strategies import MOVEMENT, loss_scale, programs
 
 SAMPLE = 300
 # the feature tests draw more: Hypothesis mutates earlier examples, so compound draws come in runs, and a 300-program
@@ -43,6 +44,7 @@ def test_programs_are_well_formed(program: Program) -> None:
     defined.add(op.out)
   params, reach = {p.name for p in program.params}, dependencies(program)
   assert all(reach[b.value] & params for b in program.backward), "every backward() reaches a parameter"
+  assert not any(b.upcast and b.scale == 1.0 for b in program.backward), "a float16 loss scaled by 1.0"
   grads = set(program.grads_at_end())
   assert all(n in defined or n.removesuffix(".grad") in grads for n in returned_names(program.returns) + list(program.kept))
   if program.update is not None:
@@ -211,3 +213,10 @@ def test_a_realize_realizes_every_contiguous_of_its_value() -> None:
   body = (Op("relu", ("x0",), "v0"), Op("contiguous", ("v0",), "v1"), Op("realize", ("v0",), "v2"),
           Op("contiguous", ("v0",), "v3"), Op("contiguous", ("x0",), "v4"))
   assert realized_values(body) == {"v1", "v2"}
+
+
+def test_a_float16_loss_is_never_scaled_by_one() -> None:
+  """The rule that avoids half-neg-unit-grad-vector-cast (fuzz.known_bugs.AVOIDED_BUGS): a drawn 1.0 becomes 2.0 for a
+  float16 loss only (such losses are about 1 in 600 programs, too rare for the sampled well-formedness test)."""
+  assert [loss_scale(s, F16) for s in (1.0, 0.5, 2.0)] == [2.0, 0.5, 2.0]
+  assert [loss_scale(s, F32) for s in (1.0, 0.5, 2.0)] == [1.0, 0.5, 2.0]
