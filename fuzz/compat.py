@@ -9,7 +9,8 @@ from tinygrad import Context, Tensor
 def param(array):
   """A parameter leaf: tinygrad before 0.14 fills .grad only for tensors made with requires_grad=True; 0.14 dropped it."""
   try: return Tensor(array, requires_grad=True)
-  except TypeError: return Tensor(array)
+  except TypeError: pass  # not `return Tensor(array)` here: an error tinygrad raises and keeps inside it would chain
+  return Tensor(array)    # this one, whose traceback holds the caller's frame and every tensor in it
 
 
 def training():

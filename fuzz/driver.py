@@ -64,7 +64,7 @@ def _judge(program: Program, target: Target, mode: str, calls: int, attribute: b
   rerun = functools.cache(lambda variant: _check(variant, target, mode, calls, True, None))  # once per variant, not per finding
   judged = judge_program(factory, target, calls, mode, ref=_REFERENCES.get((program, mode, calls)), on_plan=on_plan)
   _REFERENCES.clear()
-  _REFERENCES[(program, mode, calls)] = judged.ref
+  _REFERENCES[(program, mode, calls)] = replace(judged.ref, jit=None)  # its step would keep the tensors alive
   if not (attribute or program.prune or any(maybe_known(f, program) for f in judged.verdict.findings)): return judged.verdict
   return without_known(blame(factory, target, calls, mode, judged), program, rerun)
 

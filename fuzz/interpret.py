@@ -1,6 +1,6 @@
 """Build an oracle Subject from a program: seeded numpy data for the leaves, and the rendered step executed.
 
-Executing `fuzz.render.program_lines` (rather than a second, hand-written interpretation of the IR) means the
+Executing `fuzz.render.build_lines` (rather than a second, hand-written interpretation of the IR) means the
 repro printer's script is the very code that ran here. Each call of `to_subject` makes new tensors, so
 `lambda: to_subject(program)` is an `oracle.subject.Program`.
 """
@@ -13,7 +13,7 @@ from tinygrad import Context, Tensor, nn
 
 from fuzz.compat import Sharded, param, training
 from fuzz.program import Program
-from fuzz.render import program_lines
+from fuzz.render import build_lines, program_lines
 from oracle.subject import Subject
 
 
@@ -31,10 +31,10 @@ def source(program: Program) -> str: return "\n".join(program_lines(program)) + 
 
 
 def to_subject(program: Program) -> Subject:
-  text = source(program)
+  text = "\n".join(build_lines(program)) + "\n"
   filename = f"<planfuzz program {abs(hash(text)):x}>"
   linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)  # readable tracebacks from the step
   scope = {"Tensor": Tensor, "nn": nn, "Context": Context, "data": data, "param": param, "training": training, "Sharded": Sharded}
   exec(compile(text, filename, "exec"), scope)
-  return Subject(scope["step"], scope["inputs"], scope["observe"], program.prune, evaluate=scope.get("evaluate"),
-                 reset=program.reset, method=program.method)
+  step, observe, inputs, evaluate = scope["build"]()
+  return Subject(step, inputs, observe, program.prune, evaluate=evaluate, reset=program.reset, method=program.method)

@@ -15,7 +15,7 @@ from dataclasses import replace
 from fuzz.compat import Sharded, param, training
 from fuzz.interpret import data
 from fuzz.program import OPTIMIZERS, Program
-from fuzz.render import program_lines
+from fuzz.render import build_lines
 from oracle.findings import Finding
 from oracle.runs import REFERENCE_CONTEXT
 from oracle.targets import Target
@@ -161,9 +161,7 @@ def to_script(program: Program, target: Target, mode: str, calls: int, finding: 
           *(set_env if env else []), "import sys", "", "import numpy as np", "from tinygrad import Context, Tensor, TinyJit, nn",
           "from tinygrad.nn.state import get_parameters", *jit_lines(target, program.prune, program.method), "",
           f"MODE, CALLS, RESET = {mode!r}, {calls}, {program.reset!r}", f"REFERENCE, KNOBS = {REFERENCE_CONTEXT!r}, {knobs!r}", "", ""]
-  built = "step, observe, inputs, " + ("evaluate" if program.evaluate else "None")
-  build = ["def build():", *("  " + line for line in program_lines(program)), f"  return {built}"]
-  return "\n".join(head) + helpers(program) + "\n".join(build) + "\n\n" + HARNESS
+  return "\n".join(head) + helpers(program) + "\n".join(build_lines(program)) + "\n\n" + HARNESS
 
 
 def helpers(program: Program) -> str:

@@ -117,3 +117,12 @@ def program_lines(program: Program) -> list[str]:
   lines.append(f"inputs = lambda k, prev=None: [{', '.join(input_exprs(program))}]")
   return lines
 
+
+
+def build_lines(program: Program) -> list[str]:
+  """`def build()`, returning (step, observe, inputs, evaluate or None): the program's lines as a repro holds them and
+  the oracle runs them. Inside a function its tensors live in closure cells and die with the step when an example
+  ends; at a module's top level they would be globals of a scope its own functions refer back to, left for Python's
+  cycle collector, and every realize walks tinygrad's registry of live tensors."""
+  built = "step, observe, inputs, " + ("evaluate" if program.evaluate else "None")
+  return ["def build():", *("  " + line for line in program_lines(program)), f"  return {built}"]
