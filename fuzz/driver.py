@@ -40,7 +40,9 @@ def check(program: Program, target: Target, mode: str, calls: int, attribute: bo
   documented prune freezing, move to the verdict's skipped counts. `on_plan` is told the capture's plan; `strict`
   counts advisories as findings."""
   try: verdict = _check(program, target, mode, calls, attribute, on_plan)
-  finally: tg.forget_dead_tensors()  # else they pile up and slow every later example of this process
+  finally:  # else they pile up and slow every later example of this process
+    tg.forget_dead_tensors()
+    tg.forget_uop_metadata()
   return verdict.strict() if strict else verdict
 
 

@@ -335,6 +335,22 @@ def forget_dead_tensors() -> None:
   for ref in [ref for ref in list(registry) if ref() is None]: registry.pop(ref, None)
 
 
+def forget_uop_metadata() -> None:
+  """Empty tinygrad's table of UOp metadata: which Tensor method made each UOp, read only by DEBUG output, VIZ and
+  pickling.
+
+  backward() appends its metadata to every UOp a gradient reaches, and hash-consed UOps that outlive a program (a
+  constant, a common subgraph) keep gathering it from every later one, one tuple concatenation each time: after a
+  few thousand examples a backward() copies tuples of 10,000 entries, which took a quarter of a differential
+  worker's time. Portable: a tinygrad without the table has nothing to empty."""
+  if (table := uop_metadata()) is not None: table.clear()
+
+
+def uop_metadata() -> Any:
+  """tinygrad's UOp -> metadata table (a WeakKeyDictionary), or None where this tinygrad has none."""
+  return getattr(importlib.import_module("tinygrad.uop.ops"), "all_metadata", None)
+
+
 def tensor_buffers(t: Any) -> set:
   """Every BUFFER UOp a tensor's graph reaches: the memory a lazy tensor reads when it is realized."""
   return {u for u in t.uop.toposort() if u.op is Ops.BUFFER}

@@ -92,3 +92,25 @@ def test_a_generated_programs_tensors_die_with_its_example() -> None:
     assert not check(program, Target(), "fresh", 3).findings
     assert alive() == before
   finally: gc.enable()
+
+
+def test_uop_metadata_does_not_pile_up_across_examples(monkeypatch: pytest.MonkeyPatch) -> None:
+  """backward() appends its metadata to hash-consed UOps that outlive a program, so each example lengthens tuples every
+  later backward() copies (a quarter of a long differential worker's time): the driver empties the table after each."""
+  from fuzz.driver import check
+  from fuzz.program import Backward, Leaf, Op, Program, Update
+  from oracle.targets import Target
+  all_metadata = tg.uop_metadata()
+  program = Program(params=(Leaf("p0", (4,), seed=1),), inputs=(Leaf("x0", (4,), seed=2),), state=(),
+                    body=(Op("mul", ("p0", "x0"), "v0"), Op("relu", ("v0",), "v1")), backward=(Backward("v1"),),
+                    returns="v1", update=Update("adam", ("p0",)))
+  longest = lambda: max((len(v) for v in all_metadata.values()), default=0)
+  with monkeypatch.context() as m:  # tinygrad's behaviour, which the driver works around
+    m.setattr(tg, "forget_uop_metadata", lambda: None)
+    lengths = []
+    for _ in range(3):
+      assert not check(program, Target("tinyjit"), "fresh", 3).findings
+      lengths.append(longest())
+    assert lengths[0] < lengths[1] < lengths[2], lengths
+  assert not check(program, Target("tinyjit"), "fresh", 3).findings
+  assert len(all_metadata) == 0
