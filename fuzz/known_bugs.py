@@ -179,6 +179,11 @@ AVOIDED_BUGS: tuple[AvoidedBug, ...] = (
              "realizes a step's returned tensors together",
              KNOWN_DIR / "replicated_unshard_beside_source_reader.py",
              "fuzz.features.shard: a replicated sharding shards a lazy `a * 2` read by nothing else, never a buffer"),
+  AvoidedBug("replicated-shard-of-lazy-expand",
+             "a replicated sharding of a lazy op over an expanded buffer, computed on "
+             "(`(x.expand(...) * 2.0).shard(devices, axis=None) * 1.0`), fails UOp verification (\"Ops.EXPAND\")",
+             KNOWN_DIR / "replicated_shard_of_lazy_expand.py",
+             "fuzz.features.shard: a value with a lazy expand in its graph is not sharded (a new input is)"),
   AvoidedBug("symbolic-slice-of-padded",
              "the first n rows (n a bound Variable) of a lazily padded tensor of 3+ dims fail to schedule: "
              "`x.pad(((3, 1), (0, 0), (0, 0)))[:n].sum(0)` raises \"val is only for CONST, got Ops.PARAM\" (2-d, or "

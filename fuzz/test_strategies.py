@@ -89,6 +89,7 @@ def assert_avoids_multi_device_bugs(program: Program, dev: dict[str, str]) -> No
       assert source is not None and source.kind == "scale" and readers[op.args[0]] == 1, f"{op} shards a buffer replicated"
     if op.kind == "shard" and op.args[2] is not None: assert not reach[op.args[0]] & params, f"{op} splits a value with a grad"
     if op.kind == "shard": assert not copy.get(op.args[0]), f"{op} shards a lazy copy"
+    if op.kind == "shard": assert "expand" not in lazy_kinds(program.body, op.args[0]), f"{op} shards a lazy expand"
     if op.kind == "to": assert not dev[op.args[0]].startswith("shard"), f"{op} leaves the shards without contiguous_backward"
     args = op.args[:OPS[op.kind].arity]
     copy[op.out] = op.out not in realized and (op.kind in ("to", "unshard") or any(copy.get(a, False) for a in args))
@@ -220,3 +221,19 @@ def test_a_float16_loss_is_never_scaled_by_one() -> None:
   float16 loss only (such losses are about 1 in 600 programs, too rare for the sampled well-formedness test)."""
   assert [loss_scale(s, F16) for s in (1.0, 0.5, 2.0)] == [2.0, 0.5, 2.0]
   assert [loss_scale(s, F32) for s in (1.0, 0.5, 2.0)] == [1.0, 0.5, 2.0]
+
+
+@settings(max_examples=60, database=None)
+@given(st.data())
+def test_a_lazily_expanded_value_is_never_sharded(data: st.DataObject) -> None:
+  """replicated-shard-of-lazy-expand (fuzz.known_bugs.AVOIDED_BUGS): offered `x.expand(...) * 2`, a (4, 8, 8) value
+  big enough to shard itself, the shard draw shards a new input instead."""
+  from fuzz.builder import Builder
+  from fuzz.features.shard import draw_shard
+  b = Builder(data.draw, pruned=False)
+  x = b.leaf("x", (4, 1, 8), "float32")
+  wide = b.emit("expand", (x.name, (4, 8, 8)), (4, 8, 8), x.dtype, [x])
+  scaled = b.emit("scale", (wide.name, 2.0), wide.shape, x.dtype, [wide])
+  draw_shard(b, scaled)
+  shards = [op for op in b.body if op.kind == "shard"]
+  assert shards and all("expand" not in lazy_kinds(b.body, op.args[0]) for op in shards), f"{shards} shard a lazy expand"

@@ -11,9 +11,10 @@ operands of one op share one sharding; sharded values never feed state updates o
 device). Rules that avoid tinygrad bugs (fuzz.known_bugs.AVOIDED_BUGS, each a strict xfail): a value that reaches a
 parameter is replicated, never split (its grad would need the unbound '_device_num'); a sharded value comes back with
 `.to(DEFAULT).contiguous_backward()` (a grad that is a broadcast buffer, or a copy from another device, cannot be copied
-into the shards); a value whose lazy graph holds a copy between devices is never sharded (a new input is instead); a
-replicated sharding shards a lazy `a * 2` that nothing else reads, never a buffer directly (a buffer's replicated shard
-brought back, realized beside another reader of the buffer, fails UOp verification).
+into the shards); a value whose lazy graph holds a copy between devices, or an expand, is never sharded (a new input is
+instead: a replicated shard of an op over an expanded buffer fails UOp verification); a replicated sharding shards
+a lazy `a * 2` that nothing else reads, never a buffer directly (a buffer's replicated shard brought back, realized
+beside another reader of the buffer, fails UOp verification).
 """
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ def draw_shard(b: Builder, a: Value) -> Value:
   """From `a`, or (mostly, when `a` is small) from a new input of 128 to 512 elements, so each device's part of a
   sharded buffer outgrows the arena's 256-byte block. Two sharded intermediates are mostly live at once: `h1 = (v * other).contiguous()`,
   `h2 = op(h1).contiguous()`, then `h1 * h2`."""
-  if b.lazy_kinds(a) & {"to", "unshard"} or (math.prod(a.shape) <= 64 and b.draw(st.integers(0, 3)) < 3):
+  if b.lazy_kinds(a) & {"to", "unshard", "expand"} or (math.prod(a.shape) <= 64 and b.draw(st.integers(0, 3)) < 3):
     a = b.leaf("x", b.draw(st.sampled_from(SHARD_SHAPES)), F32)
   n = b.draw(st.sampled_from(COUNTS))
   splits = [] if b.reach()[a.name] & {p.name for p in b.params} else [i for i, d in enumerate(a.shape) if d % n == 0]
