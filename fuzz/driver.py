@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from fuzz import emulator
 from fuzz.bugs import Bug, BugBook, Sample
 from fuzz.census import Census
 from fuzz.interpret import to_subject
@@ -39,6 +40,7 @@ def check(program: Program, target: Target, mode: str, calls: int, attribute: bo
   freezing is told apart only by the blame) or when one may be a known tinygrad bug; those that are known, or
   documented prune freezing, move to the verdict's skipped counts. `on_plan` is told the capture's plan; `strict`
   counts advisories as findings."""
+  emulator.speed_up()
   try: verdict = _check(program, target, mode, calls, attribute, on_plan)
   finally:  # else they pile up and slow every later example of this process
     tg.forget_dead_tensors()
@@ -64,7 +66,9 @@ def _judge(program: Program, target: Target, mode: str, calls: int, attribute: b
     from oracle.static import check_static  # needs planfuzz's planner, so a supported tinygrad
     return without_known(blame_static(check_static(factory, target, on_plan)), program)
   rerun = functools.cache(lambda variant: _check(variant, target, mode, calls, True, None))  # once per variant, not per finding
-  judged = judge_program(factory, target, calls, mode, ref=_REFERENCES.get((program, mode, calls)), on_plan=on_plan)
+  with tg.spy_graphs() as graphs:
+    judged = judge_program(factory, target, calls, mode, ref=_REFERENCES.get((program, mode, calls)), on_plan=on_plan)
+  judged.verdict.graphs = tuple(graphs)
   _REFERENCES.clear()
   _REFERENCES[(program, mode, calls)] = replace(judged.ref, jit=None)  # its step would keep the tensors alive
   if not (attribute or program.prune or any(maybe_known(f, program) for f in judged.verdict.findings)): return judged.verdict
@@ -111,7 +115,7 @@ class Stats:
     """Count one example (and, given its program, take its census); the new Bug when its findings have a signature not
     seen before."""
     self.examples += 1
-    if program is not None and verdict.rejected is None: self.census.record(program, verdict.plan)
+    if program is not None and verdict.rejected is None: self.census.record(program, verdict.plan, verdict.graphs)
     self.compared += verdict.compared
     self.seconds.append(seconds)
     self.run_seconds += verdict.run_seconds

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from oracle.device import EMULATOR, emulator_failure
 from oracle.findings import ALL_ZEROS, JIT_ERROR, NON_FINITE, STALE, WRONG_VALUES, Finding
 from oracle.runs import FRESH, CallRecord, Trace
 from oracle.signature import role
@@ -30,6 +31,7 @@ class Verdict:
   skipped: Counter = field(default_factory=Counter)
   run_seconds: float = 0.0  # spent running the programs (reference and target), for the fuzzer's overhead figure
   plan: tuple[tuple, ...] = ()  # the capture's planned buffers as `MemoryPlan.rows()`: what the fuzzer's census counts
+  graphs: tuple = ()  # the graph batches the target run ran (`planner.tg.GraphBatch`): the census's proof graphs ran
 
   @property
   def ok(self) -> bool: return not self.findings
@@ -123,6 +125,8 @@ def judge(ref: Trace, got: Trace, mode: str) -> Verdict:
 
   A returned value the previous call left skipped or wrong, passed back as this call's argument, makes the JIT's
   inputs differ from the reference's: from that call on nothing is compared (the cause is judged where it shows)."""
+  if (broken := next((e for e in (ref.error, got.error) if e is not None and emulator_failure(e)), None)) is not None:
+    return Verdict(rejected=f"{EMULATOR}: {error_text(broken)}")  # the emulator's limit, never the JIT's bug
   if ref.error is not None: return Verdict(rejected=f"eager: {error_text(ref.error)}")
   if got.error is not None and is_rejection(got.error): return Verdict(rejected=f"jit: {error_text(got.error)}")
   verdict = Verdict()
