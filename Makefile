@@ -6,7 +6,7 @@ STAMP := $(VENV)/.planfuzz-installed
 SEED ?= 0
 export CACHEDB ?= $(CURDIR)/.cache/tinygrad.db
 
-.PHONY: setup test fuzz lint clean reproduce-16571 old-tinygrad gpu-check
+.PHONY: setup test fuzz fuzz-gpu lint clean reproduce-16571 old-tinygrad gpu-check
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,11 +18,22 @@ setup: $(STAMP)
 	@scripts/ensure_clang.sh
 	@mkdir -p .cache
 
+# the emulated-GPU tests (tests/test_emulated.py, tests/test_graph_mutants.py) need libllvm19 and tinygrad's mock files:
+# without them they are skipped, and -rs prints why
 test: setup
-	PLANFUZZ_PROFILE=ci $(BIN)/pytest tests/ fuzz/ -q -p no:cacheprovider -n 2 --hypothesis-seed=0 --examples 40 --durations=15
+	@scripts/ensure_mockgpu.sh >/dev/null || echo "planfuzz: the emulated-GPU tests will be skipped"
+	PLANFUZZ_PROFILE=ci $(BIN)/pytest tests/ fuzz/ -q -rs -p no:cacheprovider -n 2 --hypothesis-seed=0 --examples 40 --durations=15
 
 fuzz: setup
 	$(BIN)/pytest fuzz/ -q -p no:cacheprovider --hypothesis-seed=$(SEED)
+
+# the default campaign on tinygrad's emulated AMD GPU, where captures are graphed and replayed by HCQGraph (the CPU
+# device has no graph): libllvm19 and tinygrad's mock files found by scripts/ensure_mockgpu.sh
+GPU_TARGET ?= tinyjit
+GPU_EXAMPLES ?= 120
+fuzz-gpu: setup
+	@mock="$$(scripts/ensure_mockgpu.sh)" && PYTHONPATH="$$mock$${PYTHONPATH:+:$$PYTHONPATH}" DEV=$${DEV:-MOCKKFD+AMD} $(BIN)/planfuzz run \
+	  --target $(GPU_TARGET) --examples $(GPU_EXAMPLES) --seed $(SEED) --workers 2 --db none --repro-dir fuzz-failures/emulated-gpu
 
 # older tinygrads (0.12.0, 0.13.0 with bug #16571) as plain folders: on PYTHONPATH they shadow 0.14.0 for the
 # tinyjit target, which needs only tinygrad's public API; tinygrad has no required dependencies

@@ -62,6 +62,8 @@ def parser() -> argparse.ArgumentParser:
   r.add_argument("--report", default=None, help="report.md path (default: REPRO_DIR/report.md; report.json goes beside it)")
   r.add_argument("--strict", action="store_true", help="advisories (tinygrad contracts a plan departs from) fail the run too")
   r.add_argument("--no-confirm", action="store_true", help="skip confirming each new bug's repro in a fresh process")
+  r.add_argument("--graph-mutant", default=None, help="plant a fault in tinygrad's graph replay in every worker "
+                 "(planner/graph_mutants.py), to show a campaign on a device with graphs judges the graph path")
   rp = sub.add_parser("replay", help="run a saved repro script; exit 1 when it reproduces")
   rp.add_argument("file")
   pl = sub.add_parser("plan", help="draw a saved memory plan (.plan.json) as SVG")
@@ -71,8 +73,10 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _run_target(args: argparse.Namespace) -> Any:
+  from oracle.device import missing_compiler
   from oracle.runs import MODES
   from oracle.targets import Target, TargetError
+  if (fix := missing_compiler()) is not None: raise UsageError(fix)
   if args.mode not in (*MODES, BOTH): raise UsageError(f"unknown --mode {args.mode!r}: choose one of {', '.join(MODES)}, {BOTH}")
   if args.replays < 1: raise UsageError("--replays must be at least 1 (a replay is where planner bugs show)")
   if args.workers < 1: raise UsageError("--workers must be at least 1")
@@ -106,6 +110,9 @@ class Progress:
 def cmd_run(args: argparse.Namespace) -> int:
   target = _run_target(args)
   if args.shrink_budget < 0: raise UsageError("--shrink-budget must be 0 (no shrinking) or more seconds")
+  from planner.graph_mutants import GRAPH_MUTANTS
+  if args.graph_mutant is not None and args.graph_mutant not in GRAPH_MUTANTS:
+    raise UsageError(f"unknown --graph-mutant {args.graph_mutant!r}: choose one of {', '.join(GRAPH_MUTANTS)}")
   try: open_database(args.db, args.shared_db)  # fail now, in one line, not in every worker
   except DatabaseError as e: raise UsageError(str(e)) from e
   from fuzz.triage import Triage
@@ -115,14 +122,16 @@ def cmd_run(args: argparse.Namespace) -> int:
   per_worker = shares(args.examples, args.workers) if args.examples is not None else [10**9] * args.workers
   with tempfile.TemporaryDirectory(prefix="planfuzz-claims-") as claims:
     jobs = [Job(target, mode, calls, n, deadline, args.seed, w, args.db, args.shared_db, reuse=w == 0, claims=claims,
-                shrink_budget=args.shrink_budget, strict=args.strict) for w, n in enumerate(per_worker) if n > 0]
+                shrink_budget=args.shrink_budget, strict=args.strict, graph_mutant=args.graph_mutant)
+            for w, n in enumerate(per_worker) if n > 0]
     triage, progress = Triage(target, calls, Path(args.repro_dir), len(jobs)), Progress(args.examples)
 
     def on_event(event: Any) -> None:
       triage.on_event(event)
       progress.show(triage.stats)
 
-    print(f"planfuzz: {target.describe()}; mode {args.mode}; {calls} calls; seed {args.seed}; {len(jobs)} worker(s); "
+    print(f"planfuzz: {target.describe()}{'; graph mutant ' + args.graph_mutant if args.graph_mutant else ''}; mode {args.mode}; "
+          f"{calls} calls; seed {args.seed}; {len(jobs)} worker(s); "
           f"shrink budget {args.shrink_budget:g}s a bug; database {args.db}"
           f"{' + ' + args.shared_db + ' (read-only)' if args.shared_db else ''}", file=sys.stderr)
     started = time.perf_counter()

@@ -32,6 +32,7 @@ from hypothesis import HealthCheck, Phase, settings
 from hypothesis.errors import InvalidArgument
 
 from fuzz.driver import STATS
+from oracle.device import missing_compiler
 from oracle.runs import MODES
 from oracle.targets import Target, TargetError
 
@@ -88,6 +89,7 @@ def _config(config: pytest.Config) -> FuzzConfig:
 @pytest.hookimpl(tryfirst=True)  # before Hypothesis's own plugin, so its --hypothesis-* options apply on top of our profile
 def pytest_configure(config: pytest.Config) -> None:
   fuzz = _config(config)
+  if (fix := missing_compiler()) is not None: raise pytest.UsageError(f"planfuzz: {fix}")
   try: base = settings.get_profile(fuzz.profile)
   except InvalidArgument as e:
     raise pytest.UsageError(f"planfuzz: PLANFUZZ_PROFILE={fuzz.profile!r} is not a profile: use dev, ci or nightly") from e

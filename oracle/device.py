@@ -1,13 +1,66 @@
-"""Checks on the machine before anything runs: tinygrad's CPU device compiles with the `clang` binary."""
+"""Checks on the machine before anything runs: the compiler or emulator the device tinygrad will use needs.
+
+tinygrad's CPU device compiles with the `clang` binary. Its emulated GPUs (`DEV=MOCKKFD+AMD`, what tinygrad's own CI
+runs its JIT and graph tests on) need the mock driver from a tinygrad checkout's `test/mockgpu/` (not in the wheel)
+on the import path, and libLLVM 19 or newer for the AMD code generator.
+"""
 from __future__ import annotations
 
+import ctypes.util
+import importlib.util
 import os
 import shutil
+from pathlib import Path
 
 CLANG_FIX = "tinygrad's CPU device needs the clang binary: install it with `apt-get install -y clang` (or run `make setup`)"
+LLVM_FIX = "tinygrad's AMD code generator needs libLLVM 19 or newer: install it with `apt-get install -y libllvm19` " \
+           "(or run `make fuzz-gpu`, which does)"
+EMULATOR = "emulator"  # the rejection class of a program the emulated GPU could not run
+SHARED_MOCK = Path(__file__).resolve().parent.parent.parent / "shared" / "tinygrad-mockgpu"
+
+
+def device_kind(env: dict[str, str] | None = None) -> str:
+  """The kind of device tinygrad will use by default: AMD for DEV=MOCKKFD+AMD:gfx1100, CPU when DEV is unset."""
+  dev = (env if env is not None else os.environ).get("DEV", "") or "CPU"
+  return dev.split(";")[0].split("+")[-1].split(":")[0].upper()
+
+
+def emulated(env: dict[str, str] | None = None) -> bool:
+  """Whether DEV names one of tinygrad's mock drivers (MOCKKFD, MOCKPCI, ...): a GPU emulated on the CPU."""
+  return ((env if env is not None else os.environ).get("DEV", "") or "").upper().startswith("MOCK")
+
+
+def mock_root(env: dict[str, str] | None = None) -> Path | None:
+  """Where tinygrad's mock GPU files are: the tinygrad checkout TINYGRAD_REPO names (as tinygrad's own CI has them),
+  else the unmodified copy in ../shared/tinygrad-mockgpu; None when neither has them."""
+  env = env if env is not None else os.environ
+  for root in ([Path(env["TINYGRAD_REPO"])] if env.get("TINYGRAD_REPO") else []) + [SHARED_MOCK]:
+    if (root / "test" / "mockgpu" / "mockgpu.py").is_file(): return root.resolve()
+  return None
 
 
 def missing_compiler(env: dict[str, str] | None = None) -> str | None:
-  """The fix to print when the device tinygrad will use cannot compile kernels here, else None."""
-  dev = (env if env is not None else os.environ).get("DEV", "CPU").split(":")[0].upper()
-  return CLANG_FIX if dev == "CPU" and shutil.which("clang") is None else None
+  """The fix to print when the device tinygrad will use cannot compile or run kernels here, else None."""
+  kind = device_kind(env)
+  if kind == "CPU" or emulated(env):  # the emulator runs each instruction as a kernel on the CPU device
+    if shutil.which("clang") is None: return CLANG_FIX
+  if not emulated(env): return None
+  if importlib.util.find_spec("test.mockgpu") is None:
+    fix = f"run with PYTHONPATH={where} (or `make fuzz-gpu`)" if (where := mock_root(env)) else \
+      "clone tinygrad and set TINYGRAD_REPO to it, or provide ../shared/tinygrad-mockgpu, then run `make fuzz-gpu`"
+    return f"DEV={(env if env is not None else os.environ).get('DEV')} emulates a GPU with tinygrad's mock driver (test/mockgpu/), " \
+           f"which is not on the import path: {fix}"
+  if kind == "AMD" and not any(ctypes.util.find_library(f"LLVM-{v}") for v in range(19, 30)): return LLVM_FIX
+  return None
+
+
+def emulator_failure(e: BaseException | None) -> bool:
+  """An error raised inside tinygrad's GPU emulator (an instruction it cannot compile or run, '[emu] ...'), anywhere in
+  the chain of causes: the emulator's limit, not the program's nor the JIT's. The emulated device may stay broken after
+  one (its queues never finish), so the process that met it is retired (fuzz/explore.py)."""
+  seen: set[int] = set()
+  while e is not None and id(e) not in seen:
+    if "[emu]" in str(e): return True
+    seen.add(id(e))
+    e = e.__cause__ or e.__context__
+  return False

@@ -1,4 +1,6 @@
 """A missing clang is named with its fix before any tinygrad traceback."""
+from pathlib import Path
+
 import pytest
 
 from oracle import device
@@ -12,3 +14,33 @@ def test_missing_clang_names_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_clang_present_here() -> None:
   assert device.missing_compiler({}) is None
+
+
+def test_the_device_kind_and_emulation_are_read_off_dev() -> None:
+  assert device.device_kind({"DEV": "MOCKKFD+AMD:gfx1100"}) == "AMD" and device.emulated({"DEV": "MOCKKFD+AMD"})
+  assert device.device_kind({}) == "CPU" and not device.emulated({"DEV": "CUDA"})
+
+
+def test_a_missing_mock_driver_or_llvm_names_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
+  monkeypatch.setattr(device.importlib.util, "find_spec", lambda name: None)
+  monkeypatch.setattr(device, "SHARED_MOCK", Path("/nowhere"))
+  assert "set TINYGRAD_REPO" in device.missing_compiler({"DEV": "MOCKKFD+AMD"})  # no files anywhere: where to get them
+  monkeypatch.setattr(device.importlib.util, "find_spec", lambda name: object())
+  monkeypatch.setattr(device.ctypes.util, "find_library", lambda name: None)
+  assert "apt-get install -y libllvm19" in device.missing_compiler({"DEV": "MOCKKFD+AMD"})
+
+
+def test_an_error_inside_the_emulator_is_told_by_its_chain() -> None:
+  try:
+    try: raise RuntimeError("[emu] Failed to compile v_exp_f16_e32: CalledProcessError")
+    except RuntimeError as inner: raise ValueError("AMD synchronization failed") from inner
+  except ValueError as e: outer = e
+  assert device.emulator_failure(outer) and not device.emulator_failure(ValueError("no")) and not device.emulator_failure(None)
+
+
+def test_a_tinygrad_checkout_named_by_tinygrad_repo_comes_first(tmp_path: Path) -> None:
+  """As tinygrad's own CI has the mock driver: in its checkout's test/mockgpu/."""
+  assert device.mock_root({"TINYGRAD_REPO": str(tmp_path)}) != tmp_path
+  (tmp_path / "test" / "mockgpu").mkdir(parents=True)
+  (tmp_path / "test" / "mockgpu" / "mockgpu.py").write_text("")
+  assert device.mock_root({"TINYGRAD_REPO": str(tmp_path)}) == tmp_path.resolve()
