@@ -14,12 +14,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from oracle.device import device_kind
 from oracle.findings import JIT_ERROR, STALE, VALUE_KINDS, Finding
 from oracle.signature import role
 from planner import tg
 
 KNOWN_DIR = Path(__file__).parent / "known"
 PRUNE_SPLIT = "invariant:prune-split"
+# found and reproduced on the CPU device only: on tinygrad's emulated AMD GPU these repros do not fail (checked on
+# 0.14.0), so they are checked on the CPU whatever DEV a campaign runs on
+CPU_ONLY = ("CPU",)
 
 
 @dataclass(frozen=True)
@@ -34,6 +38,7 @@ class KnownBug:
   # after blame, for findings `matches` does not take: (finding, program, rerun) -> whether a rerun of a variant of the
   # program shows this bug's mechanism; `rerun` judges a program as the finding's was judged
   shows_mechanism: Callable[[Finding, Any, Callable[[Any], Any] | None], bool] | None = None
+  devices: tuple[str, ...] = ()  # the device kinds it is known on (CPU: a bug of the CPU device or its compiler); () any
 
 
 Rerun = Callable[[Any], Any]  # a fuzz Program -> its Verdict, under the finding's target, mode and calls
@@ -130,13 +135,13 @@ KNOWN_BUGS: tuple[KnownBug, ...] = (
            "with HCQ2=1 capturing a step that uses a sharded (multi-device) tensor raises 'AssertionError: must be "
            "BUFFER Ops.PARAM' in tinygrad's hcq lowering, which does not take a multi-device PARAM",
            KNOWN_DIR / "hcq2_sharded_capture_asserts.py", _hcq_multi_device_assert, "capture", _hcq_multi_device_assert,
-           lambda program: bool(tg.environment_knobs().get("HCQ2")) and _sharded(program)),
+           lambda program: bool(tg.environment_knobs().get("HCQ2")) and _sharded(program), devices=CPU_ONLY),
   KnownBug("hcq2-fed-back-output-read-stale",
            "with HCQ2=1 a replay given the JIT's own output back as its input copies it, as it must, but the single 'hcq' "
            "call computes from the previous call's input data instead of the copy",
            KNOWN_DIR / "hcq2_fed_back_output_read_stale.py", _settled_value, "capture", _stale_value,
            lambda program: getattr(program, "feedback", None) is not None and bool(tg.environment_knobs().get("HCQ2")),
-           shows_mechanism=_gone_without_feedback),
+           shows_mechanism=_gone_without_feedback, devices=CPU_ONLY),
 )
 
 
@@ -150,6 +155,7 @@ class AvoidedBug:
   mechanism: str
   repro: Path
   rule: str
+  devices: tuple[str, ...] = ()  # the device kinds it is known on; () any
 
 
 AVOIDED_BUGS: tuple[AvoidedBug, ...] = (
@@ -167,7 +173,7 @@ AVOIDED_BUGS: tuple[AvoidedBug, ...] = (
              "a multi-device tensor's grad that is a broadcast buffer (the other factor of a product) is copied into its "
              "shards without being made contiguous (\"UOp verification failed ... Ops.EXPAND\")",
              KNOWN_DIR / "multi_grad_expanded.py",
-             "fuzz.features.shard: a sharded value comes back with `.to(DEFAULT).contiguous_backward()`"),
+             "fuzz.features.shard: a sharded value comes back with `.to(DEFAULT).contiguous_backward()`", devices=CPU_ONLY),
   AvoidedBug("shard-of-copied-kernel",
              "sharding a lazy copy of a kernel made on another device (`x.to(SECOND).relu().to(DEFAULT).shard(...)`) and "
              "computing on it fails UOp verification (\"Ops.RANGE\") in the forward pass",
@@ -178,12 +184,12 @@ AVOIDED_BUGS: tuple[AvoidedBug, ...] = (
              "`Tensor.realize` with another kernel that reads `x`, fails UOp verification (\"Ops.RANGE\"); TinyJit "
              "realizes a step's returned tensors together",
              KNOWN_DIR / "replicated_unshard_beside_source_reader.py",
-             "fuzz.features.shard: a replicated sharding shards a lazy `a * 2` read by nothing else, never a buffer"),
+             "fuzz.features.shard: a replicated sharding shards a lazy `a * 2` read by nothing else, never a buffer", devices=CPU_ONLY),
   AvoidedBug("replicated-shard-of-lazy-expand",
              "a replicated sharding of a lazy op over an expanded buffer, computed on "
              "(`(x.expand(...) * 2.0).shard(devices, axis=None) * 1.0`), fails UOp verification (\"Ops.EXPAND\")",
              KNOWN_DIR / "replicated_shard_of_lazy_expand.py",
-             "fuzz.features.shard: a value with a lazy expand in its graph is not sharded (a new input is)"),
+             "fuzz.features.shard: a value with a lazy expand in its graph is not sharded (a new input is)", devices=CPU_ONLY),
   AvoidedBug("symbolic-slice-of-padded",
              "the first n rows (n a bound Variable) of a lazily padded tensor of 3+ dims fail to schedule: "
              "`x.pad(((3, 1), (0, 0), (0, 0)))[:n].sum(0)` raises \"val is only for CONST, got Ops.PARAM\" (2-d, or "
@@ -196,18 +202,28 @@ AVOIDED_BUGS: tuple[AvoidedBug, ...] = (
              "realizing the grad raises CalledProcessError",
              KNOWN_DIR / "half_neg_unit_grad_vector_cast.py",
              "fuzz.strategies: a float16 loss is never scaled by 1.0 (a drawn 1.0 becomes 2.0); a constant -1 float16 grad "
-             "reached another way stays a rejection (none seen)"),
+             "reached another way stays a rejection (none seen)", devices=CPU_ONLY),
 )
+
+
+def on_device(bug: KnownBug | AvoidedBug, kind: str | None = None) -> bool:
+  """Whether `bug` is known on the device kind (default: the one tinygrad uses here, `oracle.device.device_kind`)."""
+  return not bug.devices or (kind or device_kind()) in bug.devices
+
+
+def repro_device(bug: KnownBug | AvoidedBug) -> str | None:
+  """The DEV a bug's repro runs with: None (this process's own) where the bug is known on it, else its first kind."""
+  return None if on_device(bug) else bug.devices[0]
 
 
 def maybe_known(f: Finding, program: Any = None) -> bool:
   """Looks like a known bug, before blame: worth the attribution runs that tell."""
-  return any(b.suspect(f) and b.applies(program) for b in KNOWN_BUGS)
+  return any(b.suspect(f) and b.applies(program) and on_device(b) for b in KNOWN_BUGS)
 
 
 def known_bug(f: Finding, program: Any = None, rerun: Rerun | None = None) -> KnownBug | None:
   """The known bug a blamed finding is: blamed on its stage, in a program it can happen in, and either looking like it
   or, run again as a variant, showing its mechanism."""
-  candidates = [b for b in KNOWN_BUGS if f.attribution == b.stage and b.applies(program)]
+  candidates = [b for b in KNOWN_BUGS if f.attribution == b.stage and b.applies(program) and on_device(b)]
   return next((b for b in candidates if b.matches(f)), None) or \
     next((b for b in candidates if b.shows_mechanism is not None and b.suspect(f) and b.shows_mechanism(f, program, rerun)), None)

@@ -2,13 +2,15 @@
 tinygrad fixes one, this turns red.
 
 Only the repro's own verdict counts as the expected failure (exit 1 with a MISMATCH line): a repro that crashes
-for another reason is a real failure, never hidden behind the xfail."""
+for another reason is a real failure, never hidden behind the xfail. Each repro runs on a device it is known on:
+a bug of the CPU device or its compiler is checked on the CPU whatever DEV this session runs on."""
+import os
 import subprocess
 import sys
 
 import pytest
 
-from fuzz.known_bugs import AVOIDED_BUGS, KNOWN_BUGS
+from fuzz.known_bugs import AVOIDED_BUGS, KNOWN_BUGS, repro_device
 
 
 class StillReproduces(AssertionError):
@@ -18,7 +20,8 @@ class StillReproduces(AssertionError):
 @pytest.mark.parametrize("bug", KNOWN_BUGS + AVOIDED_BUGS, ids=lambda b: b.name)
 @pytest.mark.xfail(strict=True, raises=StillReproduces, reason="a known tinygrad bug: see fuzz/known_bugs.py")
 def test_known_bug_is_fixed(bug) -> None:
-  out = subprocess.run([sys.executable, str(bug.repro)], capture_output=True, text=True, timeout=300)
+  env = os.environ | ({"DEV": dev} if (dev := repro_device(bug)) is not None else {})
+  out = subprocess.run([sys.executable, str(bug.repro)], capture_output=True, text=True, timeout=300, env=env)
   if out.returncode == 1 and "MISMATCH" in out.stdout: raise StillReproduces(out.stdout)
   assert out.returncode == 0 and "OK" in out.stdout, out.stdout + out.stderr
 
