@@ -25,6 +25,7 @@ from oracle.compare import Verdict
 from oracle.findings import Finding
 from oracle.signature import Signature
 from oracle.targets import Target
+from planner.graph_mutants import planted
 
 CRASH, HANG = "crash", "hang"
 POLL_S = 0.2
@@ -48,6 +49,7 @@ class Job:
   claims: str | None = None  # the directory where workers claim the bugs they shrink (None: this worker alone)
   shrink_budget: float = DEFAULT_SHRINK_BUDGET
   strict: bool = False  # advisories count as findings
+  graph_mutant: str | None = None  # a fault planted in tinygrad's graph replay for the worker's life (planner/graph_mutants.py)
 
 
 @dataclass
@@ -87,7 +89,7 @@ def _worker(job: Job, conn: Any) -> None:
   in the middle of an example still leaves its 'start' for the parent to read. Ctrl-C is the parent's to handle: it
   stops the pool and reports what the workers finished."""
   signal.signal(signal.SIGINT, signal.SIG_IGN)
-  explore(job, conn.send)
+  with planted(job.graph_mutant): explore(job, conn.send)
   conn.send(("exit", job.worker))
   conn.close()
 
@@ -107,7 +109,7 @@ class _Slot:
   """One worker process, its pipe, and the example it is running now."""
 
   def __init__(self, ctx: Any, job: Job) -> None:
-    self.job, self.done, self.finished = job, 0, False
+    self.job, self.done, self.finished, self.retired = job, 0, False, False
     self.pending: tuple | None = None  # (program, mode, knobs, perf_counter at start, signature being shrunk)
     self.history: list[tuple] = []  # (program, mode, knobs) of every program this process started, in order
     self.conn, child = ctx.Pipe(duplex=False)
@@ -130,6 +132,7 @@ class _Slot:
           self.pending = None
           on_event(ShrinkStep(*msg[1:]))
         elif msg[0] == "shrink-end": on_event(ShrinkStep(msg[1], msg[2], done=True, steps=msg[3], seconds=msg[4]))
+        elif msg[0] == "retire": self.retired = True  # its device broke: a fresh process takes the rest of its share
         else: self.finished = True
     except (EOFError, OSError): pass  # the worker is gone: `watch` says how
 
@@ -137,7 +140,8 @@ class _Slot:
     """This slot, or its replacement when the worker died or overran `timeout` on one program (reported as a finding,
     with the bug it was shrinking then, whose smallest program so far is kept)."""
     hung = self.pending is not None and time.perf_counter() - self.pending[3] > timeout
-    if self.finished or (self.proc.is_alive() and not hung): return self
+    if self.finished: return self.successor(ctx) if self.retired else self
+    if self.proc.is_alive() and not hung: return self
     if hung: self.proc.kill()
     self.proc.join(5)
     self.read(on_event)
@@ -151,8 +155,14 @@ class _Slot:
     self.finished = True
     left = self.job.examples - self.done - (shrinking is None)
     if program is None: return self  # it died outside an example: a replacement would likely die the same way
+    return self.successor(ctx, left, self.job.skip | {example_key(program, mode, knobs)})
+
+  def successor(self, ctx: Any, left: int | None = None, skip: frozenset[str] | None = None) -> _Slot:
+    """A fresh worker process for the rest of this one's share (`left` examples; by default all it did not run), with
+    the next restart's seeds; this slot itself when nothing is left."""
+    left = self.job.examples - self.done if left is None else left
     if left <= 0 or (self.job.deadline is not None and time.time() >= self.job.deadline): return self
-    skip = self.job.skip | {example_key(program, mode, knobs)}
+    skip = self.job.skip if skip is None else skip
     return _Slot(ctx, replace(self.job, examples=left, reuse=False, restart=self.job.restart + 1, skip=skip))
 
   def close(self) -> None:
@@ -163,7 +173,8 @@ class _Slot:
 
 def run_pool(jobs: list[Job], on_event: Callable[[Event], None], timeout: float, on_slot: Callable[[Any], None] | None = None) -> None:
   """Run `jobs` in worker processes until all are spent; a worker that dies or overruns `timeout` on one program has
-  that program reported as a crash or hang finding and is replaced by a fresh one for the rest of its share.
+  that program reported as a crash or hang finding and is replaced by a fresh one for the rest of its share, as is one
+  that retires itself (its emulated device broke).
   `on_slot` is told every worker process started (its `history` lists the programs it ran, in order)."""
   ctx = mp.get_context("spawn")
   slots = [_Slot(ctx, j) for j in jobs]
