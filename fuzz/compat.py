@@ -3,7 +3,7 @@
 Their source is pasted into every repro script beside `data`, so a script pasted into a tinygrad bug report runs on
 the reporter's version too. Only tinygrad's public API is used.
 """
-from tinygrad import Context, Tensor
+from tinygrad import Context, Device, Tensor
 
 
 def param(array):
@@ -23,3 +23,12 @@ class Sharded:
   caller makes its tensor (`Tensor(array).shard(devices, axis)`) and refills it in place on later calls."""
   def __init__(self, array, devices, axis): self.array, self.devices, self.axis = array, devices, axis
   def to_tensor(self): return Tensor(self.array).shard(self.devices, self.axis)
+
+
+def second_device(default):
+  """The device copies go to: a second one of the default's kind (CPU:1, AMD:1), so peer copies and the graphs that
+  batch them are exercised; the CPU beside a GPU that is alone on its runner."""
+  kind = default.split(":")[0]
+  try: Device[f"{kind}:1"]
+  except Exception: return "CPU"  # no second device of this kind here
+  return f"{kind}:1"

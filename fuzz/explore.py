@@ -20,6 +20,7 @@ from typing import Any
 
 from fuzz.bugs import signatures
 from oracle.compare import Verdict, error_text
+from oracle.device import EMULATOR
 from oracle.findings import Finding
 from oracle.signature import Signature
 from oracle.targets import Target
@@ -27,6 +28,11 @@ from oracle.targets import Target
 ERROR = "error"
 RUN_EXAMPLES = 50  # examples per Hypothesis run at most
 SLACK = 10  # draws a run may spend on programs already run (each run first tries the simplest program again)
+
+
+class _Retire(BaseException):
+  """The emulated device broke under this worker (an emulator rejection): end the worker at once, so the parent starts
+  a fresh process for the rest of its share. A BaseException, so Hypothesis does not take it for a failure to shrink."""
 
 
 class _Found(Exception):
@@ -118,6 +124,7 @@ class Explorer:
     elif (f := shrinking.shows(verdict)) is not None:
       shrinking.steps += 1
       self.send(("shrunk", job.worker, shrinking.sig, program, mode, knobs, f, plan))
+    if (verdict.rejected or "").startswith(EMULATOR): raise _Retire
     return verdict
 
   def example(self, program: Any, mode: str, knobs: dict[str, int]) -> None:
@@ -165,10 +172,14 @@ def explore(job: Any, send: Callable[[tuple], None]) -> None:
     test = seed(derive_seed(job.seed, job.worker, job.restart, run_index))(test)  # under @settings: on top it would drop the database
     test = settings(database=db, max_examples=budget, phases=phases, deadline=None, derandomize=False, print_blob=False,
                     suppress_health_check=list(HealthCheck), report_multiple_bugs=False, verbosity=Verbosity.quiet)(test)
-    before = ex.done
+    before, retired = ex.done, False
     try: test()
     except _Found: pass
+    except _Retire: retired = True
     if (shrunk := ex.shrinking) is not None and shrunk.claimed:
       send(("shrink-end", job.worker, shrunk.sig, shrunk.steps, shrunk.seconds()))
+    if retired:
+      send(("retire", job.worker))
+      return
     if ex.done == before: break  # Hypothesis had nothing new left to draw
     run_index += 1

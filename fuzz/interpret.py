@@ -11,7 +11,7 @@ import linecache
 import numpy as np
 from tinygrad import Context, Tensor, nn
 
-from fuzz.compat import Sharded, param, training
+from fuzz.compat import Sharded, param, second_device, training
 from fuzz.program import Program
 from fuzz.render import build_lines, program_lines
 from oracle.subject import Subject
@@ -34,7 +34,8 @@ def to_subject(program: Program) -> Subject:
   text = "\n".join(build_lines(program)) + "\n"
   filename = f"<planfuzz program {abs(hash(text)):x}>"
   linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)  # readable tracebacks from the step
-  scope = {"Tensor": Tensor, "nn": nn, "Context": Context, "data": data, "param": param, "training": training, "Sharded": Sharded}
+  scope = {"Tensor": Tensor, "nn": nn, "Context": Context, "data": data, "param": param, "training": training, "Sharded": Sharded,
+           "second_device": second_device}
   exec(compile(text, filename, "exec"), scope)
   step, observe, inputs, evaluate = scope["build"]()
   return Subject(step, inputs, observe, program.prune, evaluate=evaluate, reset=program.reset, method=program.method)

@@ -10,10 +10,9 @@ from fuzz.ops import render
 from fuzz.program import OPTIMIZERS, Leaf, Program, Returned, needed_ops
 
 SEED = 1  # Tensor.manual_seed at build time: the reference and every JIT run draw the same rand stream
-# the two devices copies go between: the default one, and a second instance of it (CPU:1, NULL:1) or, beside a GPU,
-# the CPU, so a one-GPU runner has a copy lane too
-DEVICE_LINES = ["from tinygrad import Device", "DEFAULT = Device.DEFAULT",
-                'SECOND = DEFAULT.split(":")[0] + ":1" if DEFAULT.split(":")[0] in ("CPU", "NULL") else "CPU"']
+# the two devices copies go between: the default one, and a second one of its kind (CPU:1, AMD:1) or, beside a GPU
+# alone on its runner, the CPU, so a one-GPU runner has a copy lane too (`fuzz.compat.second_device`)
+DEVICE_LINES = ["from tinygrad import Device", "DEFAULT = Device.DEFAULT", "SECOND = second_device(DEFAULT)"]
 
 
 SHARD_LINES = ["shards = lambda n: tuple(DEFAULT if i == 0 else f\"{DEFAULT.split(':')[0]}:{i}\" for i in range(n))"]

@@ -164,13 +164,15 @@ def _programs(draw: st.DrawFn) -> Program:
 # graph-split, the batch size bounds graph batches and GRAPH_ONE_KERNEL graphs lone kernels (graphs exist on GPUs and
 # the NULL device; on CPU 0.14.0 has none), HCQ2 lowers the whole JIT to one 'hcq' call, NO_MEMORY_PLANNER=1 turns the
 # planner off inside the JIT (one in four). HCQ2 and GRAPH_ONE_KERNEL are process-wide in tinygrad: `tg.knobs`
-# switches them per run, where this tinygrad's internals are supported.
+# switches them per run, where this tinygrad's internals are supported. On a device with graphs JIT=1 (graphs on) is
+# drawn three times in four, so most captures are graphed and replayed by the device's graph runner.
 KNOBS = {"JIT": (1, 2), "JIT_BATCH_SIZE": (0, 2, 32), "NO_MEMORY_PLANNER": (0, 0, 0, 1)}
+GRAPHED_JIT = (1, 1, 1, 2)
 PROCESS_KNOBS = {"GRAPH_ONE_KERNEL": (0, 1)}
 
 
 def knob_settings() -> st.SearchStrategy[dict[str, int]]:
   """One example's tinygrad knobs."""
   from planner import tg
-  drawn = KNOBS | (PROCESS_KNOBS if not tg.MISSING else {})
+  drawn = KNOBS | (PROCESS_KNOBS if not tg.MISSING else {}) | ({"JIT": GRAPHED_JIT} if tg.default_device_graphs() else {})
   return st.fixed_dictionaries({k: st.sampled_from(v) for k, v in drawn.items()})

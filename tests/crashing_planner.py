@@ -12,3 +12,10 @@ def plan(linear: Any, held: set) -> Any:
 def hang(linear: Any, held: set) -> Any:
   """Never returns."""
   while True: time.sleep(1)
+
+
+def emulator_fails(linear: Any, held: set) -> Any:
+  """Fails as tinygrad's GPU emulator does on an instruction it cannot compile, noting which process it failed in
+  (the file PLANFUZZ_TEST_PIDS names): a worker that meets it must be retired, never used again."""
+  with open(os.environ["PLANFUZZ_TEST_PIDS"], "a") as f: f.write(f"{os.getpid()}\n")
+  raise RuntimeError("[emu] Failed to compile v_exp_f16_e32: CalledProcessError: clang exited with status 1")

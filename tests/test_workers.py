@@ -31,6 +31,20 @@ def test_a_crashing_planner_loses_nothing(tmp_path: Path) -> None:
   assert "tests.crashing_planner:plan" in repro.read_text()
 
 
+def test_a_worker_whose_emulated_device_broke_is_replaced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+  """An emulator failure is a rejection, never a finding, and the worker that met it is retired: each example here
+  ran in a process of its own (the emulated device may stay broken after one), and none was lost."""
+  pids = tmp_path / "pids"
+  monkeypatch.setenv("PLANFUZZ_TEST_PIDS", str(pids))
+  run = planfuzz("run", "--planner", "tests.crashing_planner:emulator_fails", "--examples", "3", "--seed", "1", "--db", "none",
+                 "--repro-dir", str(tmp_path))
+  assert run.returncode == 0, run.stdout + run.stderr
+  assert "3 examples in" in run.stdout and "3 x emulator: RuntimeError: [emu] Failed to compile" in run.stdout, run.stdout
+  assert "findings: none" in run.stdout
+  seen = pids.read_text().split()
+  assert len(seen) == 3 and len(set(seen)) == 3, seen
+
+
 def test_a_hanging_planner_times_out_as_a_hang(tmp_path: Path) -> None:
   run = planfuzz("run", "--planner", "tests.crashing_planner:hang", "--examples", "1", "--timeout", "2", "--seed", "0",
                  "--db", "none", "--repro-dir", str(tmp_path))

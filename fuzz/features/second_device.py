@@ -1,7 +1,7 @@
 """A trip to a second device: `a.to(SECOND)`, one to three elementwise ops (or `.contiguous()`) there, and back.
 
 Copy kernels, and second-device buffers that are held whenever a value there is kept (sometimes the last one is) or
-returned. SECOND is a second instance of the default device (CPU:1, NULL:1) or, beside a GPU, the CPU (`fuzz.render`).
+returned. SECOND is a second device of the default's kind (CPU:1, AMD:1) or, beside a lone GPU, the CPU (`fuzz.compat`).
 """
 from __future__ import annotations
 
