@@ -12,11 +12,11 @@ from __future__ import annotations
 import inspect
 from dataclasses import replace
 
-from fuzz.compat import Sharded, param, training
+from fuzz.compat import Sharded, param, second_device, training
 from fuzz.interpret import data
 from fuzz.program import OPTIMIZERS, Program
-from fuzz.render import build_lines
-from oracle.findings import Finding
+from fuzz.render import build_lines, sharded
+from oracle.findings import JIT_ERROR, VALUE_KINDS, Finding
 from oracle.runs import REFERENCE_CONTEXT
 from oracle.targets import Target
 from planner import tg
@@ -83,6 +83,7 @@ def main():
   bad = 0
   for k, (want, have) in enumerate(zip(ref, got)):
     for path, (value, *_) in want.items():
+      if ONLY is not None and path not in ONLY: continue  # a pruned step: the others may be frozen by prune, as documented
       if path not in have:
         print(f"MISMATCH {path} at call {k}: not observable after the JIT call"); bad += 1; continue
       g, lazy, _, _ = have[path]
@@ -147,6 +148,15 @@ def unpruned(program: Program, target: Target, finding: Finding | None) -> bool:
   return pruned and finding is not None and finding.attribution == "capture"
 
 
+def only_compared(program: Program, target: Target, finding: Finding | None) -> set[str] | None:
+  """For a step still pruned, only the finding's own observable: prune runs what does not depend on the inputs once
+  (documented freezing), which the oracle tells apart by blame and the script cannot, so comparing the rest would
+  print mismatches that a correct tinygrad shows too."""
+  pruned = program.prune if target.prune is None else target.prune
+  if not pruned or finding is None or finding.kind not in VALUE_KINDS or finding.kind == JIT_ERROR: return None
+  return {finding.subject}
+
+
 def to_script(program: Program, target: Target, mode: str, calls: int, finding: Finding | None = None) -> str:
   """A script that exits 1 when `target` differs from the reference on `program`, printing each mismatch."""
   if unpruned(program, target, finding): program, target = replace(program, prune=False), replace(target, prune=None)
@@ -158,9 +168,10 @@ def to_script(program: Program, target: Target, mode: str, calls: int, finding: 
           "Runs the step below with the JIT and memory planner off (the reference) and under the JIT, snapshots every",
           "observable after each call and compares. Exit status 1: the JIT differs (reproduced); 0: it agrees.",
           '"""', *(f"# finding: {line}" for line in about.splitlines()),
-          *(set_env if env else []), "import sys", "", "import numpy as np", "from tinygrad import Context, Tensor, TinyJit, nn",
+          *(set_env if env else []), "import sys", "", "import numpy as np", "from tinygrad import Context, Device, Tensor, TinyJit, nn",
           "from tinygrad.nn.state import get_parameters", *jit_lines(target, program.prune, program.method), "",
-          f"MODE, CALLS, RESET = {mode!r}, {calls}, {program.reset!r}", f"REFERENCE, KNOBS = {REFERENCE_CONTEXT!r}, {knobs!r}", "", ""]
+          f"MODE, CALLS, RESET = {mode!r}, {calls}, {program.reset!r}", f"REFERENCE, KNOBS = {REFERENCE_CONTEXT!r}, {knobs!r}",
+          f"ONLY = {only_compared(program, target, finding)!r}  # the observables compared (None: all)", "", ""]
   return "\n".join(head) + helpers(program) + "\n".join(build_lines(program)) + "\n\n" + HARNESS
 
 
@@ -168,4 +179,5 @@ def helpers(program: Program) -> str:
   """`data`, and the version-portable helpers the program's lines call (tinygrad 0.12.0 on)."""
   used = [data] + ([param] if program.params else []) + ([training] if program.update and program.update.kind in OPTIMIZERS else [])
   used += [Sharded] if any(x.shard for x in program.inputs) else []
+  used += [second_device] if any(op.kind == "to" for op in program.body) or sharded(program) else []
   return "".join(inspect.getsource(f) + "\n\n" for f in used)

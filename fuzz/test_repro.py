@@ -15,7 +15,7 @@ import pytest
 
 from fuzz.driver import check
 from fuzz.printer import to_script
-from fuzz.program import Backward, Leaf, Op, Program
+from fuzz.program import Backward, Leaf, Op, Program, StateUpdate
 from oracle.runs import SAME_BUFFER
 from oracle.targets import Target
 
@@ -69,3 +69,20 @@ def test_a_pruned_program_blamed_on_capture_repros_unpruned(finding, blame: str,
   documented freezing: its script runs unpruned; any other blame keeps prune as the run had it."""
   text = to_script(replace(LAZY_GRAD, prune=True), Target("tinyjit"), SAME_BUFFER, CALLS, finding.blamed(blame))
   assert f"make_jit = lambda step, prune={prune}: TinyJit(step, prune=prune)" in text
+
+
+def test_a_pruned_steps_repro_compares_only_the_findings_observable(tmp_path: Path) -> None:
+  """Shared lead emulated_amd_state_frozen: a pruned step whose state update reads no input runs it once (prune's
+  documented freezing). Its repro for a finding on another observable (there, a graph fault planted in the campaign)
+  must not report the frozen state: written for the finding, it compares that observable only; compared in full, a
+  correct tinygrad prints the state's documented freeze as mismatches."""
+  from oracle.findings import WRONG_VALUES, Finding
+  pruned = Program(params=(), inputs=(Leaf("x0", (8,), seed=2),), state=(Leaf("s0", (8,), seed=3),),
+                   body=(Op("scale", ("x0", 2.0), "v0"),), backward=(), returns="v0", state_updates=(StateUpdate("s0"),),
+                   prune=True)
+  assert not check(pruned, Target("tinyjit"), SAME_BUFFER, CALLS).findings  # the oracle excuses the freeze
+  on_ret = Finding(WRONG_VALUES, "ret", 2, "replay 1", {}).blamed("graph")
+  out = run_script(tmp_path, to_script(pruned, Target("tinyjit"), SAME_BUFFER, CALLS, on_ret), "-c", NO_PLANFUZZ)
+  assert out.returncode == 0 and "OK" in out.stdout, out.stdout + out.stderr
+  full = run_script(tmp_path, to_script(pruned, Target("tinyjit"), SAME_BUFFER, CALLS), "-c", NO_PLANFUZZ)
+  assert full.returncode == 1 and "MISMATCH s0 at call 2" in full.stdout, full.stdout + full.stderr
