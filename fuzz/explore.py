@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from fuzz.bugs import signatures
-from oracle.compare import Verdict, error_text
-from oracle.device import EMULATOR
+from oracle.compare import Verdict, error_text, rejection
+from oracle.device import EMULATOR, emulator_failure
 from oracle.findings import Finding
 from oracle.signature import Signature
 from oracle.targets import Target
@@ -80,7 +80,8 @@ def judge(program: Any, target: Target, mode: str, calls: int, strict: bool = Fa
   captured: dict[str, Any] = {}
   sink = lambda plan, live: captured.update(plan=plan, live=live)
   try: verdict = check(program, target, mode, calls, attribute=True, on_plan=sink, strict=strict)  # blaming reruns only for a finding
-  except Exception as e:
+  except Exception as e:  # the emulated device broke under the oracle's own reads: the emulator's limit, not a finding
+    if emulator_failure(e): return Verdict(rejected=rejection(e)), None
     return Verdict(findings=[Finding(ERROR, "oracle", None, "check", {"error": error_text(e)})]), None
   if not verdict.findings or "plan" not in captured: return verdict, None
   from fuzz.picture import plan_to_json

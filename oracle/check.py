@@ -16,7 +16,7 @@ from typing import Any
 from tinygrad import Tensor
 
 from oracle.attribution import attribute
-from oracle.compare import Verdict, error_text, judge
+from oracle.compare import Verdict, judge, rejection
 from oracle.findings import Finding
 from oracle.runs import SAME_BUFFER, Hooks, Trace, reference, returned_paths, run
 from oracle.subject import Program, Subject
@@ -104,7 +104,7 @@ def judge_program(program: Program, target: Target, calls: int = DEFAULT_CALLS, 
   start = time.perf_counter()
   ref = reference(program, calls, mode) if ref is None else ref
   if ref.error is not None:  # invalid: no target run
-    return Judged(Verdict(rejected=f"eager: {error_text(ref.error)}", run_seconds=time.perf_counter() - start), ref, None)
+    return Judged(Verdict(rejected=rejection(ref.error), run_seconds=time.perf_counter() - start), ref, None)
   found: list[Finding] = []
   with target_hooks(target, found, static, on_plan) as hooks:
     got = run(program, target.wrap, calls, mode, target.context, hooks)

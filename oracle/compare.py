@@ -102,6 +102,12 @@ VARIABLE_ESCAPE = "lazy escape over a Variable at another bound value"
 FED_BACK = "after a fed-back value already skipped or wrong"
 
 
+def rejection(e: BaseException, where: str = "eager") -> str:
+  """Why a program is rejected for an error it raised: an error inside the GPU emulator is the emulator's limit (never
+  the JIT's bug, whichever run met it), any other one in the eager reference makes the program invalid."""
+  return f"{EMULATOR if emulator_failure(e) else where}: {error_text(e)}"
+
+
 def is_rejection(e: BaseException) -> bool:
   """A JIT error TinyJit documents: the program is invalid under a JIT, not a finding."""
   return any(type(e).__name__ == name and fragment in str(e) for name, fragment in REFUSALS)
@@ -125,9 +131,8 @@ def judge(ref: Trace, got: Trace, mode: str) -> Verdict:
 
   A returned value the previous call left skipped or wrong, passed back as this call's argument, makes the JIT's
   inputs differ from the reference's: from that call on nothing is compared (the cause is judged where it shows)."""
-  if (broken := next((e for e in (ref.error, got.error) if e is not None and emulator_failure(e)), None)) is not None:
-    return Verdict(rejected=f"{EMULATOR}: {error_text(broken)}")  # the emulator's limit, never the JIT's bug
-  if ref.error is not None: return Verdict(rejected=f"eager: {error_text(ref.error)}")
+  if ref.error is not None: return Verdict(rejected=rejection(ref.error))
+  if got.error is not None and emulator_failure(got.error): return Verdict(rejected=rejection(got.error))
   if got.error is not None and is_rejection(got.error): return Verdict(rejected=f"jit: {error_text(got.error)}")
   verdict = Verdict()
   history: dict[str, list[tuple[int, np.ndarray]]] = {}

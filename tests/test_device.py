@@ -44,3 +44,9 @@ def test_a_tinygrad_checkout_named_by_tinygrad_repo_comes_first(tmp_path: Path) 
   (tmp_path / "test" / "mockgpu").mkdir(parents=True)
   (tmp_path / "test" / "mockgpu" / "mockgpu.py").write_text("")
   assert device.mock_root({"TINYGRAD_REPO": str(tmp_path)}) == tmp_path.resolve()
+
+
+def test_an_emulator_failure_is_a_rejection_of_its_own_in_any_run() -> None:
+  from oracle.compare import rejection
+  assert rejection(RuntimeError("[emu] Failed to compile v_exp_f16_e32")).startswith("emulator: RuntimeError")
+  assert rejection(ValueError("cycle detected in assign graph")).startswith("eager: ValueError")
