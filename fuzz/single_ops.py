@@ -25,6 +25,12 @@ KINDS = ("relu", "add", "mul", "sum", "matmul", "sub", "neg", "exp", "sqrt", "si
 HALF_CONSTANT_OPS = {"scale", "pad", "where", "sigmoid", "exp", "sqrt"}
 
 
+def elementwise(a: Value) -> tuple[str, ...]:
+  """The elementwise ops a feature may draw on `a`: not the float-constant ones on a float16 value, which clang 14
+  rejects on the CPU and the emulated AMD GPU cannot compile (its float16 exp, v_exp_f16, under exp and sigmoid)."""
+  return tuple(k for k in ELEMENTWISE if a.dtype != F16 or k not in HALF_CONSTANT_OPS)
+
+
 def applicable(a: Value) -> list[str]:
   s, n = a.shape, len(a.shape)
   ok = set(UNARY) | {"add", "sub", "mul", "sum", "max", "flip", "where"}

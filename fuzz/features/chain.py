@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from fuzz.builder import F32, Builder, Value
 from fuzz.features.feature import Feature, Row
-from fuzz.single_ops import ELEMENTWISE, draw_op
+from fuzz.single_ops import draw_op, elementwise
 
 BIG_SHAPES = ((8, 16), (4, 8, 8))  # over 64 float32 elements: planned buffers bigger than the arena's 256-byte block
 
@@ -19,7 +19,7 @@ BIG_SHAPES = ((8, 16), (4, 8, 8))  # over 64 float32 elements: planned buffers b
 def draw_chain(b: Builder, a: Value) -> Value:
   if math.prod(a.shape) <= 64 and b.draw(st.booleans()): a = b.leaf("x", b.draw(st.sampled_from(BIG_SHAPES)), F32)
   for i in range(b.draw(st.integers(2, 3))):
-    kinds = ELEMENTWISE if i == 0 else ("flip", *ELEMENTWISE) + (("permute",) if len(a.shape) >= 2 else ())
+    kinds = elementwise(a) if i == 0 else ("flip", *elementwise(a)) + (("permute",) if len(a.shape) >= 2 else ())
     a = draw_op(b, draw_op(b, a, b.draw(st.sampled_from(kinds))), "contiguous")
   return a
 

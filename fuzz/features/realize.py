@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from fuzz.builder import Builder, Value
 from fuzz.features.feature import Feature
-from fuzz.single_ops import ELEMENTWISE, draw_op
+from fuzz.single_ops import draw_op, elementwise
 
 
 def draw_realize(b: Builder, a: Value) -> Value:
@@ -21,7 +21,7 @@ def draw_realize(b: Builder, a: Value) -> Value:
   # a view may realize to no kernel; an earlier `start.contiguous()` is the UOp this realizes, so the loss or update
   # already drawn over it would lose its grads
   if start.view or any(op.kind == "contiguous" and op.args[0] == start.name for op in b.body):
-    start = draw_op(b, start, b.draw(st.sampled_from(ELEMENTWISE)))
+    start = draw_op(b, start, b.draw(st.sampled_from(elementwise(start))))
   r = b.emit("realize", (start.name,), start.shape, start.dtype, [start])
   if b.draw(st.integers(0, 3)) < 3: b.keep.append(draw_op(b, r, "scale").name)  # mostly: the escape is the point
   return r if start is a or r.shape != a.shape else b.emit("add", (a.name, r.name), a.shape, a.dtype, [a, r])

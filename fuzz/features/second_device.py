@@ -9,15 +9,15 @@ from hypothesis import strategies as st
 
 from fuzz.builder import DEFAULT, SECOND, Builder, Value
 from fuzz.features.feature import Feature, Row
-from fuzz.single_ops import ELEMENTWISE, draw_op
+from fuzz.single_ops import draw_op, elementwise
 
 
 def draw_device(b: Builder, a: Value) -> Value:
   """A view `a` often gets an op first, so the copy reads a planned buffer: the copy lane's hold is visible only
   between planned buffers."""
-  if a.view and b.draw(st.booleans()): a = draw_op(b, a, b.draw(st.sampled_from(ELEMENTWISE)))
+  if a.view and b.draw(st.booleans()): a = draw_op(b, a, b.draw(st.sampled_from(elementwise(a))))
   v = b.emit("to", (a.name, SECOND), a.shape, a.dtype, [a], SECOND, pooled=False)
-  for _ in range(b.draw(st.integers(1, 3))): v = draw_op(b, v, b.draw(st.sampled_from((*ELEMENTWISE, "contiguous"))))
+  for _ in range(b.draw(st.integers(1, 3))): v = draw_op(b, v, b.draw(st.sampled_from((*elementwise(v), "contiguous"))))
   if b.draw(st.integers(0, 2)) == 2: b.keep.append(v.name)
   return b.emit("to", (v.name, DEFAULT), v.shape, v.dtype, [v], DEFAULT, pooled=True)
 

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from fuzz.builder import DEFAULT, F32, Builder, Value, promote
 from fuzz.features.feature import Feature, Row
-from fuzz.single_ops import ELEMENTWISE, draw_op
+from fuzz.single_ops import draw_op, elementwise
 
 COUNTS = (2, 4)
 SHARD_SHAPES = ((8, 16), (4, 8, 8), (8, 8, 8))  # palette shapes of 512 B to 2 KiB
@@ -46,7 +46,7 @@ def draw_shard(b: Builder, a: Value) -> Value:
   v = b.emit(b.draw(st.sampled_from(("mul", "add"))), (v.name, other.name), a.shape, promote(a.dtype, F32), [v, other])
   if b.draw(st.integers(0, 3)) < 3:
     h1 = draw_op(b, v, "contiguous")
-    h2 = draw_op(b, draw_op(b, h1, b.draw(st.sampled_from(ELEMENTWISE))), "contiguous")
+    h2 = draw_op(b, draw_op(b, h1, b.draw(st.sampled_from(elementwise(h1)))), "contiguous")
     v = b.emit("mul", (h1.name, h2.name), v.shape, v.dtype, [h1, h2])
   if axis is not None and b.draw(st.booleans()):
     v = b.emit("sum", (v.name, axis, True), v.shape[:axis] + (1,) + v.shape[axis + 1:], v.dtype, [v])

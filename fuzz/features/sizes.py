@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from fuzz.builder import F32, RESHAPES, Builder, Value, promote
 from fuzz.features.feature import Feature, Row
-from fuzz.single_ops import ELEMENTWISE, draw_op
+from fuzz.single_ops import draw_op, elementwise
 from oracle.device import emulated
 
 # 4 KiB to 256 KiB of float32; on an emulated GPU, where each instruction of each wave runs in Python (~6 us), a 256x256
@@ -29,7 +29,7 @@ def draw_big(b: Builder, a: Value) -> Value:
     if b.draw(st.integers(0, 2)) == 2 and n <= BIG_MATMUL:
       w = b.leaf("p", (n, n), F32, pool=False)
       h = b.emit("matmul", (h.name, w.name), (n, n), F32, [h, w])
-    else: h = draw_op(b, h, b.draw(st.sampled_from(ELEMENTWISE)))
+    else: h = draw_op(b, h, b.draw(st.sampled_from(elementwise(h))))
     h = draw_op(b, h, "contiguous")
   row = b.emit("sum", (h.name, 0, False), (n,), F32, [h])
   shape = b.draw(st.sampled_from([s for s in RESHAPES[n] if len(s) > 1]))
@@ -42,7 +42,7 @@ def draw_tiny(b: Builder, a: Value) -> Value:
   one-element buffers are made while y's is still to be read. The first backward() starts from the product, so they
   are captured; the total's buffer is read by the negation only (whose gradient needs no operand), so no lazy grad
   or returned view of y holds it and the planner gets a 4-byte buffer to place."""
-  y = draw_op(b, draw_op(b, a, b.draw(st.sampled_from(ELEMENTWISE))), "contiguous")
+  y = draw_op(b, draw_op(b, a, b.draw(st.sampled_from(elementwise(a)))), "contiguous")
   t = draw_op(b, b.emit("total", (y.name,), (1,), y.dtype, [y]), "contiguous")
   t = draw_op(b, draw_op(b, t, "neg"), "contiguous")
   return b.as_loss(b.emit("mul", (y.name, t.name), y.shape, y.dtype, [y, t]))
