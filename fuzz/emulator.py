@@ -1,4 +1,5 @@
-"""tinygrad's GPU emulator (a tinygrad checkout's test/mockgpu/amd/emu.py), made faster without changing a result.
+"""tinygrad's GPU emulator (a tinygrad checkout's test/mockgpu/amd/emu.py): made faster without changing a result, and
+told apart when it stopped working.
 
 Profiled on the default emulated campaign (40 examples at seed 5, one process): 28% of the time went to decoding
 instructions, because the emulator's table of decoded instructions lives for one dispatch, so every kernel launch
@@ -11,6 +12,8 @@ import ctypes
 import functools
 import importlib
 from typing import Any
+
+from tinygrad import Tensor
 
 from oracle.device import emulated
 
@@ -31,3 +34,14 @@ def speed_up() -> bool:
     return hit
   emu._decode_at = decode_at
   return True
+
+
+def device_broken() -> bool:
+  """Whether the emulated device stopped working, probed with one tiny kernel after an example that raised: an
+  instruction it cannot run leaves it in an error state (it raises at once), a queue that never finishes makes every
+  later wait time out (30 s each). Either way every later program in the process fails too, so the worker retires
+  (fuzz/explore.py). Never on a real device: there an error is the program's."""
+  if not emulated(): return False
+  try: Tensor([1.0, 2.0]).contiguous().add(1).numpy()
+  except Exception: return True
+  return False

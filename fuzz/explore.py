@@ -18,10 +18,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from fuzz import emulator
 from fuzz.bugs import signatures
 from oracle.compare import Verdict, error_text, rejection
 from oracle.device import EMULATOR, emulator_failure
-from oracle.findings import Finding
+from oracle.findings import JIT_ERROR, Finding
 from oracle.signature import Signature
 from oracle.targets import Target
 
@@ -31,8 +32,15 @@ SLACK = 10  # draws a run may spend on programs already run (each run first trie
 
 
 class _Retire(BaseException):
-  """The emulated device broke under this worker (an emulator rejection): end the worker at once, so the parent starts
-  a fresh process for the rest of its share. A BaseException, so Hypothesis does not take it for a failure to shrink."""
+  """The emulated device broke under this worker (an emulator rejection, or a device that fails a probe after an example
+  raised): end the worker at once, so the parent starts a fresh process for the rest of its share, and nothing is
+  shrunk on a broken device (every candidate would fail). A BaseException, so Hypothesis does not take it for a failure
+  to shrink. The example's own finding stands, and is confirmed alone in a fresh process like any other."""
+
+
+def raised(verdict: Verdict) -> bool:
+  """Whether a run behind `verdict` raised: a rejection, or a finding that is an error."""
+  return verdict.rejected is not None or any(f.kind in (JIT_ERROR, ERROR) for f in verdict.findings)
 
 
 class _Found(Exception):
@@ -125,7 +133,7 @@ class Explorer:
     elif (f := shrinking.shows(verdict)) is not None:
       shrinking.steps += 1
       self.send(("shrunk", job.worker, shrinking.sig, program, mode, knobs, f, plan))
-    if (verdict.rejected or "").startswith(EMULATOR): raise _Retire
+    if (verdict.rejected or "").startswith(EMULATOR) or (raised(verdict) and emulator.device_broken()): raise _Retire
     return verdict
 
   def example(self, program: Any, mode: str, knobs: dict[str, int]) -> None:

@@ -19,3 +19,13 @@ def emulator_fails(linear: Any, held: set) -> Any:
   (the file PLANFUZZ_TEST_PIDS names): a worker that meets it must be retired, never used again."""
   with open(os.environ["PLANFUZZ_TEST_PIDS"], "a") as f: f.write(f"{os.getpid()}\n")
   raise RuntimeError("[emu] Failed to compile v_exp_f16_e32: CalledProcessError: clang exited with status 1")
+
+
+def breaks_device(linear: Any, held: set) -> Any:
+  """Fails as a hung emulated queue does, and leaves every later read in its process failing the same way (a broken
+  device), noting the process it ran in (the file PLANFUZZ_TEST_PIDS names)."""
+  from tinygrad import Tensor
+  with open(os.environ["PLANFUZZ_TEST_PIDS"], "a") as f: f.write(f"{os.getpid()}\n")
+  def hung(*args: Any, **kwargs: Any) -> Any: raise RuntimeError("Wait timeout: 30000 ms! (simulated)")
+  Tensor.numpy = hung
+  hung()
