@@ -66,8 +66,10 @@ def run(jit):
     if not jit and (ts := get_parameters(ev)): Tensor.realize(*ts)
     bases = {t.uop.base for t in args if isinstance(t, Tensor)}
     named = dict(paths(ret)) | dict(paths(ev, "eval")) | {p: t for p, t in observe().items() if t is not None}
-    calls.append({p: (t.numpy().copy(), not t.uop.is_realized, not t.uop.is_realized and t.uop.op.name in ("AFTER", "ASSIGN"),
-                      t.uop.base in bases) for p, t in named.items()})
+    # what each observable is (lazy, a pending assign, an input's view) before any read: a read realizes it
+    kinds = {p: (not t.uop.is_realized, not t.uop.is_realized and t.uop.op.name in ("AFTER", "ASSIGN"), t.uop.base in bases)
+             for p, t in named.items()}
+    calls.append({p: (t.numpy().copy(), *kinds[p]) for p, t in named.items()})
   return calls
 
 
