@@ -128,7 +128,7 @@ def jit_lines(target: Target, prune: bool, method: bool = False) -> list[str]:
   """TinyJit itself, or planfuzz's PlannedJit built by the very Target (policy, planner, graph splitter, poisoning);
   for a `method` program the JIT decorates a model's `__call__`."""
   if target.kind == "tinyjit":
-    pruned = prune if target.prune is None else target.prune
+    pruned = target.prunes(prune)
     made = method_lines(TINYJIT_DECORATOR, pruned) if method else [f"make_jit = lambda step, prune={pruned}: TinyJit(step, prune=prune)"]
     return [*made, "static_findings = lambda: []  # the plan checks need planfuzz: this script needs only tinygrad and numpy"]
   made = (method_lines(["decorate = lambda f: TARGET.wrap(f, prune)"], prune) if method
@@ -146,16 +146,14 @@ def unpruned(program: Program, target: Target, finding: Finding | None) -> bool:
   """A pruned program whose finding was blamed on capture runs unpruned: the attribution saw the finding persist
   without prune, and the script's harness cannot model prune's documented freezing (it needs tinygrad's internals
   to know which calls were pruned), so with prune on a fixed tinygrad would still print mismatches."""
-  pruned = program.prune if target.prune is None else target.prune
-  return pruned and finding is not None and finding.attribution == "capture"
+  return target.prunes(program.prune) and finding is not None and finding.attribution == "capture"
 
 
 def only_compared(program: Program, target: Target, finding: Finding | None) -> set[str] | None:
   """For a step still pruned, only the finding's own observable: prune runs what does not depend on the inputs once
   (documented freezing), which the oracle tells apart by blame and the script cannot, so comparing the rest would
   print mismatches that a correct tinygrad shows too."""
-  pruned = program.prune if target.prune is None else target.prune
-  if not pruned or finding is None or finding.kind not in VALUE_KINDS or finding.kind == JIT_ERROR: return None
+  if not target.prunes(program.prune) or finding is None or finding.kind not in VALUE_KINDS or finding.kind == JIT_ERROR: return None
   return {finding.subject}
 
 

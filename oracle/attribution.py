@@ -50,7 +50,7 @@ def attribute(program: Program, target: Target, calls: int, mode: str, ref: Trac
   if dynamic:
     eager = judge(ref, reference(program, calls, mode, planner_on=True), mode)
     blame |= {id(f): "eager" for f in dynamic if persists(f, eager)}
-    for stage, variant in _stages(target, got.prune if target.prune is None else target.prune):
+    for stage, variant in _stages(target, target.prunes(got.prune)):
       if all(id(f) in blame for f in dynamic): break
       again = judge(ref, run(program, variant.wrap, calls, mode, variant.context), mode)
       blame |= {id(f): stage for f in dynamic if id(f) not in blame and not persists(f, again)}

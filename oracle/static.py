@@ -57,7 +57,7 @@ def check_capture(subject: Subject, ret: Any, captured: Any, inputs: list, targe
   from planner.stages import prune
   once: set = set()
   pruned = None
-  if subject.prune if target.prune is None else target.prune:  # the one-time calls would run now: their buffers exist
+  if target.prunes(subject.prune):  # the one-time calls would run now: their buffers exist
     kept, one_time = prune(captured, inputs)
     pruned, captured = (captured, one_time), kept
     once = {b for call in one_time.src for arg in tg.call_args(call) for b in tg.arg_buffers(arg)}

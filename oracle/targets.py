@@ -39,7 +39,7 @@ class Target:
 
   def wrap(self, step: Callable[..., Any], prune: bool) -> Callable[..., Any]:
     if self.kind == "static": raise TargetError("the static target runs nothing: use oracle.static.check_static")
-    prune = prune if self.prune is None else self.prune
+    prune = self.prunes(prune)
     if self.kind == "tinyjit":
       from tinygrad import TinyJit
       return TinyJit(step, prune=prune)
@@ -57,6 +57,10 @@ class Target:
 
   @property
   def context(self) -> dict[str, int]: return dict(self.knobs)
+
+  def prunes(self, asked: bool) -> bool:
+    """Whether a run of a step that asks for `asked` prunes: the target's own setting, where it has one, wins."""
+    return asked if self.prune is None else self.prune
 
   def with_knobs(self, **knobs: int) -> Target: return replace(self, knobs=tuple({**self.context, **knobs}.items()))
 
