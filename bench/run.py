@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from fuzz.campaign import run_campaign  # noqa: E402
-from oracle.device import mock_root  # noqa: E402
+from oracle.device import emulated_environment  # noqa: E402
 from oracle.targets import Target  # noqa: E402
 from planner.graph_mutants import GRAPH_MUTANTS  # noqa: E402
 from planner.mutants import MUTANTS  # noqa: E402
@@ -46,8 +46,9 @@ def rss_mb() -> float:
 
 def emulated_env() -> dict[str, str]:
   """What a subprocess needs to run on tinygrad's emulated AMD GPU (the mock files on its path)."""
-  if (root := mock_root()) is None: raise SystemExit("--emulated: tinygrad's mock GPU files were not found (see `make fuzz-gpu`)")
-  return {"DEV": "MOCKKFD+AMD", "PYTHONPATH": os.pathsep.join([str(root), str(ROOT)])}
+  if (env := emulated_environment(str(ROOT))) is None:
+    raise SystemExit("--emulated: tinygrad's mock GPU files were not found (see `make fuzz-gpu`)")
+  return env
 
 
 def _planfuzz_run(target: str, seed: int, examples: int, workers: int, env: dict | None = None) -> subprocess.CompletedProcess:

@@ -39,6 +39,13 @@ def mock_root(env: dict[str, str] | None = None) -> Path | None:
   return None
 
 
+def emulated_environment(*paths: str) -> dict[str, str] | None:
+  """DEV and PYTHONPATH for a process on tinygrad's emulated AMD GPU (the mock files first, then `paths`); None when the
+  mock files are not found."""
+  if (root := mock_root()) is None: return None
+  return {"DEV": "MOCKKFD+AMD", "PYTHONPATH": os.pathsep.join([str(root), *paths])}
+
+
 def missing_compiler(env: dict[str, str] | None = None) -> str | None:
   """The fix to print when the device tinygrad will use cannot compile or run kernels here, else None."""
   kind = device_kind(env)

@@ -12,18 +12,18 @@ from pathlib import Path
 
 import pytest
 
-from oracle.device import missing_compiler, mock_root
+from oracle.device import emulated_environment, missing_compiler
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def emulated_env() -> dict[str, str]:
   """The environment of a planfuzz subprocess on the emulated GPU; the test is skipped, saying why, without one."""
-  if (root := mock_root()) is None:
+  if (emulated := emulated_environment(str(ROOT))) is None:
     pytest.skip("tinygrad's mock GPU files were not found (set TINYGRAD_REPO, or provide ../shared/tinygrad-mockgpu): "
                 "the emulated-GPU checks did not run")
   env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}  # a session of its own, not an xdist worker's
-  env |= {"DEV": "MOCKKFD+AMD", "PYTHONPATH": os.pathsep.join([str(root), str(ROOT)])}
+  env |= emulated
   if (fix := missing_compiler(env | {"PYTHONPATH": ""})) is not None and "mock driver" not in fix:
     pytest.skip(f"the emulated-GPU checks did not run: {fix}")
   return env
