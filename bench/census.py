@@ -13,8 +13,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from fuzz.campaign import run_campaign  # noqa: E402
-from fuzz.features import FEATURES  # noqa: E402
+from fuzz.campaign.run import run_campaign  # noqa: E402
+from fuzz.gen.features import FEATURES  # noqa: E402
 from oracle.targets import Target  # noqa: E402
 
 HAD, PLANNED = 0.03, 0.02

@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from fuzz.campaign import run_campaign  # noqa: E402
+from fuzz.campaign.run import run_campaign  # noqa: E402
 from oracle.targets import Target  # noqa: E402
 from tests.planners.correct import CORRECT  # noqa: E402
 

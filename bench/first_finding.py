@@ -13,7 +13,7 @@ import json  # noqa: E402
 import sys  # noqa: E402
 from dataclasses import replace  # noqa: E402
 
-from fuzz.campaign import run_campaign  # noqa: E402
+from fuzz.campaign.run import run_campaign  # noqa: E402
 from oracle.targets import Target  # noqa: E402
 from planner.graph_mutants import planted  # noqa: E402
 

@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from fuzz.campaign import run_campaign  # noqa: E402
+from fuzz.campaign.run import run_campaign  # noqa: E402
 from oracle.device import emulated_environment  # noqa: E402
 from oracle.targets import Target  # noqa: E402
 from planner.graph_mutants import GRAPH_MUTANTS  # noqa: E402
@@ -53,7 +53,7 @@ def emulated_env() -> dict[str, str]:
 
 def _planfuzz_run(target: str, seed: int, examples: int, workers: int, env: dict | None = None) -> subprocess.CompletedProcess:
   """One `planfuzz run` in a fresh process: no shrinking and no confirmation, so only examples are in its time."""
-  cmd = [sys.executable, "-m", "fuzz.cli", "run", "--target", target, "--examples", str(examples), "--workers", str(workers),
+  cmd = [sys.executable, "-m", "fuzz.campaign.cli", "run", "--target", target, "--examples", str(examples), "--workers", str(workers),
          "--seed", str(seed), "--db", "none", "--no-confirm", "--shrink-budget", "0"]
   with tempfile.TemporaryDirectory() as repros:
     out = subprocess.run(cmd + ["--repro-dir", repros], cwd=ROOT, capture_output=True, text=True,
@@ -65,7 +65,7 @@ def _planfuzz_run(target: str, seed: int, examples: int, workers: int, env: dict
 def rate(target: Target, seed: int, examples: int) -> dict:
   """This process's rate on examples whose kernels another process compiled into the disk cache first: warm as a
   nightly job that keeps tinygrad's cache is, with this process's in-memory caches still cold."""
-  warm = (f"from fuzz.campaign import run_campaign; from oracle.targets import Target; "
+  warm = (f"from fuzz.campaign.run import run_campaign; from oracle.targets import Target; "
           f"run_campaign(Target({target.kind!r}), {seed}, {examples}, stop_at_finding=False)")
   subprocess.run([sys.executable, "-c", warm], cwd=ROOT, check=True, capture_output=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
   start = time.perf_counter()

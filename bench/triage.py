@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def returned_only(examples: int, seed: int, workers: int) -> dict:
   with tempfile.TemporaryDirectory() as out:
     t0 = time.perf_counter()
-    run = subprocess.run([sys.executable, "-m", "fuzz.cli", "run", "--policy", "returned-only", "--examples", str(examples),
+    run = subprocess.run([sys.executable, "-m", "fuzz.campaign.cli", "run", "--policy", "returned-only", "--examples", str(examples),
                           "--seed", str(seed), "--workers", str(workers), "--db", "none", "--repro-dir", out],
                          cwd=ROOT, capture_output=True, text=True)
     wall = time.perf_counter() - t0
@@ -38,7 +38,7 @@ def returned_only(examples: int, seed: int, workers: int) -> dict:
 
 def correct_corpus(examples: int, seed: int) -> dict:
   sys.path.insert(0, str(ROOT))
-  from fuzz.campaign import run_campaign
+  from fuzz.campaign.run import run_campaign
   from oracle.targets import Target
   from tests.planners.correct import CORRECT
   c = run_campaign(tuple(Target(planner=f"tests.planners.correct:{n}") for n in CORRECT), seed, examples, stop_at_finding=False)

@@ -37,7 +37,7 @@ def main() -> None:
   ap.add_argument("--seed", type=int, default=0)
   args = ap.parse_args()
   n, line = str(args.examples), f"{args.examples} examples in"
-  cli = [sys.executable, "-m", "fuzz.cli", "run", "--examples", n, "--seed", str(args.seed), "--db", "none"]
+  cli = [sys.executable, "-m", "fuzz.campaign.cli", "run", "--examples", n, "--seed", str(args.seed), "--db", "none"]
   pytest = [sys.executable, "-m", "pytest", "fuzz/test_fuzz.py", "-q", "-p", "no:cacheprovider", f"--hypothesis-seed={args.seed}",
             "--examples", n]
   print(f"{os.cpu_count()} cores; {args.examples} planner-target examples, seed {args.seed}; wall seconds from process start")

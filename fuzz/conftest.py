@@ -31,7 +31,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.errors import InvalidArgument
 
-from fuzz.driver import STATS
+from fuzz.campaign.driver import STATS
 from oracle.device import missing_compiler
 from oracle.runs import MODES
 from oracle.targets import Target, TargetError

@@ -18,12 +18,12 @@ from hypothesis import event, given, note
 from hypothesis import strategies as st
 from hypothesis.control import current_build_context
 
+from fuzz.campaign.driver import STATS, check, reason_class, under_knobs
 from fuzz.conftest import BOTH, FuzzConfig, Shard
-from fuzz.driver import STATS, check, reason_class, under_knobs
-from fuzz.interpret import source
-from fuzz.printer import to_script
-from fuzz.program import Program
-from fuzz.strategies import knob_settings, programs
+from fuzz.gen.interpret import source
+from fuzz.gen.printer import to_script
+from fuzz.gen.program import Program
+from fuzz.gen.strategies import knob_settings, programs
 from oracle.compare import Verdict
 from oracle.runs import MODES
 from oracle.targets import Target

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from fuzz.known_bugs import AVOIDED_BUGS, KNOWN_BUGS, repro_device
+from fuzz.known.bugs import AVOIDED_BUGS, KNOWN_BUGS, repro_device
 
 
 class StillReproduces(AssertionError):
@@ -18,7 +18,7 @@ class StillReproduces(AssertionError):
 
 
 @pytest.mark.parametrize("bug", KNOWN_BUGS + AVOIDED_BUGS, ids=lambda b: b.name)
-@pytest.mark.xfail(strict=True, raises=StillReproduces, reason="a known tinygrad bug: see fuzz/known_bugs.py")
+@pytest.mark.xfail(strict=True, raises=StillReproduces, reason="a known tinygrad bug: see fuzz/known/bugs.py")
 def test_known_bug_is_fixed(bug) -> None:
   env = os.environ | ({"DEV": dev} if (dev := repro_device(bug)) is not None else {})
   out = subprocess.run([sys.executable, str(bug.repro)], capture_output=True, text=True, timeout=300, env=env)
@@ -29,7 +29,7 @@ def test_known_bug_is_fixed(bug) -> None:
 @pytest.mark.parametrize("target", ["planner", "tinyjit"])
 def test_an_unsound_prune_is_the_known_prune_bug(target: str) -> None:
   """Every finding the prune bug's mechanism produces, once blamed, is that known bug and nothing else."""
-  from fuzz.known_bugs import known_bug
+  from fuzz.known.bugs import known_bug
   from oracle.check import check
   from oracle.targets import Target
   from tests.programs import prune_reads_updated_state
@@ -42,9 +42,9 @@ def test_a_mixed_value_lazy_escape_is_the_known_bug_by_its_mechanism() -> None:
   """p0.grad = relu(x).contiguous() * x * p0's grad, left lazy: after the capture call its first read freezes the
   contiguous while x is live, so replays show values of no call (wrong-values, not stale). It is still the known bug:
   realized inside the step, the difference vanishes."""
-  from fuzz.driver import check
-  from fuzz.known_bugs import known_bug
-  from fuzz.program import Backward, Leaf, Op, Program
+  from fuzz.campaign.driver import check
+  from fuzz.gen.program import Backward, Leaf, Op, Program
+  from fuzz.known.bugs import known_bug
   from oracle.targets import Target
   program = Program(params=(Leaf("p0", (8,), seed=1),), inputs=(Leaf("x0", (8,), seed=2),), state=(),
                     body=(Op("relu", ("x0",), "v0"), Op("contiguous", ("v0",), "v1"), Op("mul", ("v1", "x0"), "v2"),
@@ -60,7 +60,7 @@ def test_a_mixed_value_lazy_escape_is_the_known_bug_by_its_mechanism() -> None:
 def test_a_wrong_result_fed_back_is_judged_once(target: str) -> None:
   """The lazy symbolic mean a step returns is the known bug on every replay at another n; passed back as the next
   call's argument it makes every later observable incomparable (skipped), so the p.grad it feeds is no finding."""
-  from fuzz.known_bugs import known_bug
+  from fuzz.known.bugs import known_bug
   from oracle.check import check
   from oracle.compare import FED_BACK
   from oracle.targets import Target

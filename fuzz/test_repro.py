@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from fuzz.driver import check
-from fuzz.printer import to_script
-from fuzz.program import Backward, Leaf, Op, Program, StateUpdate
+from fuzz.campaign.driver import check
+from fuzz.gen.printer import to_script
+from fuzz.gen.program import Backward, Leaf, Op, Program, StateUpdate
 from oracle.runs import SAME_BUFFER
 from oracle.targets import Target
 

@@ -12,13 +12,13 @@ from collections import Counter
 from hypothesis import given, seed, settings
 from hypothesis import strategies as st
 
-from fuzz.builder import F16, F32
-from fuzz.census import Census
-from fuzz.features import FEATURES
-from fuzz.interpret import source
-from fuzz.ops import OPS
-from fuzz.program import Op, Program, dependencies, lazy_kinds, realized_values, returned_names
-from fuzz.strategies import MOVEMENT, loss_scale, programs
+from fuzz.campaign.census import Census
+from fuzz.gen.builder import F16, F32
+from fuzz.gen.features import FEATURES
+from fuzz.gen.interpret import source
+from fuzz.gen.ops import OPS
+from fuzz.gen.program import Op, Program, dependencies, lazy_kinds, realized_values, returned_names
+from fuzz.gen.strategies import MOVEMENT, loss_scale, programs
 
 SAMPLE = 300
 # the feature tests draw more: Hypothesis mutates earlier examples, so compound draws come in runs, and a 300-program
@@ -80,7 +80,7 @@ def assert_devices_agree(program: Program) -> None:
 
 
 def assert_avoids_multi_device_bugs(program: Program, dev: dict[str, str]) -> None:
-  """The rules that keep sharded programs clear of tinygrad's multi-device bugs (fuzz.known_bugs.AVOIDED_BUGS)."""
+  """The rules that keep sharded programs clear of tinygrad's multi-device bugs (fuzz.known.bugs.AVOIDED_BUGS)."""
   params, reach, realized, copy = {p.name for p in program.params}, dependencies(program), realized_values(program.body), {}
   ops, readers = {op.out: op for op in program.body}, Counter(a for op in program.body for a in op.args[:OPS[op.kind].arity])
   for op in program.body:
@@ -96,7 +96,7 @@ def assert_avoids_multi_device_bugs(program: Program, dev: dict[str, str]) -> No
 
 
 def assert_symbolic_caches_unpadded(program: Program) -> None:
-  """The rule that avoids symbolic-slice-of-padded (fuzz.known_bugs.AVOIDED_BUGS): no lazy pad under a symbolic read."""
+  """The rule that avoids symbolic-slice-of-padded (fuzz.known.bugs.AVOIDED_BUGS): no lazy pad under a symbolic read."""
   for op in program.body:
     if op.kind in SYMBOLIC_READS: assert "pad" not in lazy_kinds(program.body, op.args[0]), f"{op} slices a lazy pad"
 
@@ -179,8 +179,8 @@ def test_every_census_feature_is_drawn_often_enough() -> None:
 def test_knobs_are_drawn_per_example() -> None:
   from hypothesis import find
 
-  from fuzz.driver import under_knobs
-  from fuzz.strategies import knob_settings
+  from fuzz.campaign.driver import under_knobs
+  from fuzz.gen.strategies import knob_settings
   from oracle.targets import Target
   drawn = find(knob_settings(), lambda k: k["JIT"] == 2 and k["JIT_BATCH_SIZE"] == 2 and k["NO_MEMORY_PLANNER"] and k["GRAPH_ONE_KERNEL"])
   assert under_knobs(Target(), drawn).context == drawn
@@ -192,8 +192,8 @@ def test_knobs_are_drawn_per_example() -> None:
 @given(st.data())
 def test_a_padded_value_is_never_a_symbolic_cache(data: st.DataObject) -> None:
   """symbolic-slice-of-padded: with a lazily padded (8, 2, 8) value on offer, the symbolic draw reads a new input."""
-  from fuzz.builder import Builder
-  from fuzz.features.symbolic import draw_symbolic
+  from fuzz.gen.builder import Builder
+  from fuzz.gen.features.symbolic import draw_symbolic
   b = Builder(data.draw, pruned=False)
   x = b.leaf("x", (4, 2, 8), "float32")
   padded = b.emit("pad", (x.name, ((3, 1), (0, 0), (0, 0))), (8, 2, 8), x.dtype, [x])
@@ -217,7 +217,7 @@ def test_a_realize_realizes_every_contiguous_of_its_value() -> None:
 
 
 def test_a_float16_loss_is_never_scaled_by_one() -> None:
-  """The rule that avoids half-neg-unit-grad-vector-cast (fuzz.known_bugs.AVOIDED_BUGS): a drawn 1.0 becomes 2.0 for a
+  """The rule that avoids half-neg-unit-grad-vector-cast (fuzz.known.bugs.AVOIDED_BUGS): a drawn 1.0 becomes 2.0 for a
   float16 loss only (such losses are about 1 in 600 programs, too rare for the sampled well-formedness test)."""
   assert [loss_scale(s, F16) for s in (1.0, 0.5, 2.0)] == [2.0, 0.5, 2.0]
   assert [loss_scale(s, F32) for s in (1.0, 0.5, 2.0)] == [1.0, 0.5, 2.0]
@@ -226,10 +226,10 @@ def test_a_float16_loss_is_never_scaled_by_one() -> None:
 @settings(max_examples=60, database=None)
 @given(st.data())
 def test_a_lazily_expanded_value_is_never_sharded(data: st.DataObject) -> None:
-  """replicated-shard-of-lazy-expand (fuzz.known_bugs.AVOIDED_BUGS): offered `x.expand(...) * 2`, a (4, 8, 8) value
+  """replicated-shard-of-lazy-expand (fuzz.known.bugs.AVOIDED_BUGS): offered `x.expand(...) * 2`, a (4, 8, 8) value
   big enough to shard itself, the shard draw shards a new input instead."""
-  from fuzz.builder import Builder
-  from fuzz.features.shard import draw_shard
+  from fuzz.gen.builder import Builder
+  from fuzz.gen.features.shard import draw_shard
   b = Builder(data.draw, pruned=False)
   x = b.leaf("x", (4, 1, 8), "float32")
   wide = b.emit("expand", (x.name, (4, 8, 8)), (4, 8, 8), x.dtype, [x])
@@ -243,6 +243,6 @@ def test_features_draw_no_float_constant_op_on_a_float16_value() -> None:
   """A feature's elementwise draw keeps the single ops' float16 rule: clang 14 rejects some of those ops' CPU code, and
   the emulated AMD GPU cannot compile float16 exp (v_exp_f16, under exp and sigmoid; seed 11's rejections were
   `x0 @ x0` of a float16 input then sigmoid, in the one-element-buffers feature)."""
-  from fuzz.builder import Value
-  from fuzz.single_ops import ELEMENTWISE, HALF_CONSTANT_OPS, elementwise
+  from fuzz.gen.builder import Value
+  from fuzz.gen.single_ops import ELEMENTWISE, HALF_CONSTANT_OPS, elementwise
   assert not set(elementwise(Value("v0", (4, 4), F16))) & HALF_CONSTANT_OPS and elementwise(Value("v0", (4,), F32)) == ELEMENTWISE

@@ -64,7 +64,7 @@ def missing_compiler(env: dict[str, str] | None = None) -> str | None:
 def emulator_failure(e: BaseException | None) -> bool:
   """An error raised inside tinygrad's GPU emulator (an instruction it cannot compile or run, '[emu] ...'), anywhere in
   the chain of causes: the emulator's limit, not the program's nor the JIT's. The emulated device may stay broken after
-  one (its queues never finish), so the process that met it is retired (fuzz/explore.py)."""
+  one (its queues never finish), so the process that met it is retired (fuzz/campaign/explore.py)."""
   seen: set[int] = set()
   while e is not None and id(e) not in seen:
     if "[emu]" in str(e): return True

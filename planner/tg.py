@@ -325,7 +325,7 @@ def forget_dead_tensors() -> None:
   """Drop the entries of tinygrad's registry of live tensors whose tensor is gone.
 
   A tensor freed by Python's cycle collector (one a hand-written program keeps in a cycle, say a module-level step and
-  its globals; generated programs keep none, see `fuzz.render.build_lines`) leaves its entry behind: the collector
+  its globals; generated programs keep none, see `fuzz.gen.render.build_lines`) leaves its entry behind: the collector
   clears weak references before `Tensor.__del__` runs, and the fresh `weakref.ref(self)` that `__del__` pops is not
   equal to the cleared one. Every realize and backward walks the whole registry, so a long campaign slows as they pile
   up (20,000 of them made 20 differential examples 22% slower). Portable: a tinygrad without the registry has nothing

@@ -7,7 +7,7 @@ import pytest
 from planner import tg
 
 if TYPE_CHECKING:
-  from fuzz.program import Program
+  from fuzz.gen.program import Program
 
 
 def test_missing_internals_are_named(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -58,8 +58,8 @@ def test_tensors_the_cycle_collector_freed_are_forgotten_after_each_example() ->
   walks the registry: the fuzz driver drops those entries after each example, so a long campaign does not slow down."""
   import gc
 
-  from fuzz.driver import check
-  from fuzz.program import Backward, Leaf, Op, Program
+  from fuzz.campaign.driver import check
+  from fuzz.gen.program import Backward, Leaf, Op, Program
   from oracle.targets import Target
   dead = lambda: sum(ref() is None for ref in list(tg._tg["all_tensors"]))
   for _ in range(50):
@@ -79,19 +79,19 @@ def test_tensors_the_cycle_collector_freed_are_forgotten_after_each_example() ->
 
 def adam_step() -> "Program":
   """relu(p0 * x0) with an Adam step on p0: a generated program with grads, optimizer state and an explicit input."""
-  from fuzz.program import Backward, Leaf, Op, Program, Update
+  from fuzz.gen.program import Backward, Leaf, Op, Program, Update
   return Program(params=(Leaf("p0", (4,), seed=1),), inputs=(Leaf("x0", (4,), seed=2),), state=(),
                  body=(Op("mul", ("p0", "x0"), "v0"), Op("relu", ("v0",), "v1")), backward=(Backward("v1"),),
                  returns="v1", update=Update("adam", ("p0",)))
 
 
 def test_a_generated_programs_tensors_die_with_its_example() -> None:
-  """A generated program runs inside `build()` (fuzz.render.build_lines), so its tensors are freed the moment its
+  """A generated program runs inside `build()` (fuzz.gen.render.build_lines), so its tensors are freed the moment its
   example ends, not whenever Python's cycle collector gets to them: until then every realize walks them (at module
   level they were a cycle with the scope's functions, about 13 an example: static checks ran 11-19% faster without them)."""
   import gc
 
-  from fuzz.driver import check
+  from fuzz.campaign.driver import check
   from oracle.targets import Target
   alive = lambda: sum(ref() is not None for ref in list(tg._tg["all_tensors"]))
   program = adam_step()
@@ -107,7 +107,7 @@ def test_a_generated_programs_tensors_die_with_its_example() -> None:
 def test_uop_metadata_does_not_pile_up_across_examples(monkeypatch: pytest.MonkeyPatch) -> None:
   """backward() appends its metadata to hash-consed UOps that outlive a program, so each example lengthens tuples every
   later backward() copies (a quarter of a long differential worker's time): the driver empties the table after each."""
-  from fuzz.driver import check
+  from fuzz.campaign.driver import check
   from oracle.targets import Target
   all_metadata = tg.uop_metadata()
   program = adam_step()

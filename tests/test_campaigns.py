@@ -11,10 +11,10 @@ from dataclasses import replace
 import pytest
 from tinygrad import Context
 
-from fuzz.campaign import run_campaign
-from fuzz.driver import check
-from fuzz.printer import to_script
-from fuzz.program import Backward, Leaf, Op, Program
+from fuzz.campaign.driver import check
+from fuzz.campaign.run import run_campaign
+from fuzz.gen.printer import to_script
+from fuzz.gen.program import Backward, Leaf, Op, Program
 from oracle.runs import SAME_BUFFER
 from oracle.targets import Target
 from planner.mutants import MUTANTS
@@ -46,7 +46,7 @@ def test_the_generator_meets_tinygrad_16618_blind() -> None:
   from hypothesis import given, seed, settings
   from hypothesis import strategies as st
 
-  from fuzz.strategies import programs
+  from fuzz.gen.strategies import programs
   drawn: list[Program] = []
 
   @seed(0)
@@ -122,7 +122,7 @@ def test_correct_planners_pass_a_campaign() -> None:
 def test_hcq2_campaign_reports_nothing_but_known_bugs() -> None:
   """HCQ2 is a process's environment (tinygrad picks its compile and link at import): a short campaign in an HCQ2=1
   process, where the whole JIT becomes one 'hcq' call, under both JITs, finds nothing."""
-  code = ("from fuzz.campaign import run_campaign; from oracle.targets import Target; "
+  code = ("from fuzz.campaign.run import run_campaign; from oracle.targets import Target; "
           f"c = run_campaign((Target(), Target('tinyjit')), 0, {HCQ2_BUDGET}, stop_at_finding=False); "
           "print(c.stats.examples, c.found and c.found.verdict.findings[0].message)")
   out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, env={**os.environ, "HCQ2": "1"})

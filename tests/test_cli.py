@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from fuzz.cli import main
+from fuzz.campaign.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def planfuzz(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
-  return subprocess.run([sys.executable, "-m", "fuzz.cli", *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+  return subprocess.run([sys.executable, "-m", "fuzz.campaign.cli", *args], cwd=cwd, capture_output=True, text=True, timeout=120)
 
 
 @pytest.mark.parametrize("args, says", [
@@ -74,8 +74,8 @@ def test_nothing_found_is_exit_0_with_a_summary(tmp_path: Path) -> None:
 
 def test_the_progress_line_counts_rejections_and_new_bugs_apart(capsys: pytest.CaptureFixture) -> None:
   """A long proof is watched through this line: rejections (generator bugs) and new bugs must show before its end."""
-  from fuzz.cli import Progress
-  from fuzz.driver import Stats
+  from fuzz.campaign.cli import Progress
+  from fuzz.campaign.driver import Stats
   from oracle.compare import Verdict
   from oracle.findings import Finding
   stats = Stats()
@@ -88,7 +88,7 @@ def test_the_progress_line_counts_rejections_and_new_bugs_apart(capsys: pytest.C
 
 def test_a_campaign_cut_short_still_reports_what_it_ran(tmp_path: Path) -> None:
   """SIGTERM (a CI job's timeout) mid-campaign: the workers stop, and the summary and report cover what finished."""
-  proc = subprocess.Popen([sys.executable, "-m", "fuzz.cli", "run", "--examples", "100000", "--seed", "0", "--db", "none",
+  proc = subprocess.Popen([sys.executable, "-m", "fuzz.campaign.cli", "run", "--examples", "100000", "--seed", "0", "--db", "none",
                            "--repro-dir", str(tmp_path)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
   for line in proc.stderr:  # progress lines come every 5 s off a terminal: wait until some examples have finished
     if line.startswith("planfuzz: ") and not line.startswith("planfuzz: 0/") and "/100000 examples" in line: break

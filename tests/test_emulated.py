@@ -13,7 +13,7 @@ SEED, EXAMPLES = 3, 24
 
 @pytest.mark.slow
 def test_an_emulated_campaign_replays_graphs_and_finds_nothing(tmp_path) -> None:
-  out = run_emulated(["-m", "fuzz.cli", "run", "--target", "tinyjit", "--examples", str(EXAMPLES), "--seed", str(SEED),
+  out = run_emulated(["-m", "fuzz.campaign.cli", "run", "--target", "tinyjit", "--examples", str(EXAMPLES), "--seed", str(SEED),
                       "--workers", "1", "--db", "none", "--repro-dir", str(tmp_path)], timeout=900)
   assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
   assert f"{EXAMPLES} examples in" in out.stdout and "findings: none" in out.stdout, out.stdout
@@ -27,8 +27,9 @@ def test_a_worker_whose_device_stopped_working_is_retired(tmp_path, monkeypatch:
   examples on a hung one, and shrank a bug there, before this)."""
   pids = tmp_path / "pids"
   monkeypatch.setenv("PLANFUZZ_TEST_PIDS", str(pids))
-  out = run_emulated(["-m", "fuzz.cli", "run", "--planner", "tests.crashing_planner:breaks_device", "--examples", "3", "--seed", "1",
-                      "--db", "none", "--no-confirm", "--shrink-budget", "0", "--repro-dir", str(tmp_path / "repros")], timeout=600)
+  out = run_emulated(["-m", "fuzz.campaign.cli", "run", "--planner", "tests.crashing_planner:breaks_device", "--examples", "3",
+                      "--seed", "1", "--db", "none", "--no-confirm", "--shrink-budget", "0",
+                      "--repro-dir", str(tmp_path / "repros")], timeout=600)
   assert "3 examples in" in out.stdout and "x error" not in out.stdout, out.stdout[-3000:] + out.stderr[-2000:]
   seen = pids.read_text().split()
   assert len(seen) == 3 and len(set(seen)) == 3, seen

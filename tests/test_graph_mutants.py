@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from fuzz.census import GRAPH_ROWS, Census
-from fuzz.program import Leaf, Program
+from fuzz.campaign.census import GRAPH_ROWS, Census
+from fuzz.gen.program import Leaf, Program
 from planner.graph_mutants import GRAPH_MUTANTS, planted
 from planner.tg import GraphBatch
 from tests.emulated import run_emulated

@@ -46,7 +46,7 @@ def test_tinyjit_target_on_tinygrad_0_12_finds_only_bugs_fixed_since(tmp_path: P
   the plan checks are skipped with one notice, and every new bug's repro fails there and passes on 0.14.0 (the known
   tinygrad bugs of 0.14.0 it may also meet are listed apart, and still fail on 0.14.0)."""
   old = old_tinygrad("0.12.0")
-  cmd = [sys.executable, "-m", "fuzz.cli", "run", "--target", "tinyjit", "--examples", "15", "--seed", "0",
+  cmd = [sys.executable, "-m", "fuzz.campaign.cli", "run", "--target", "tinyjit", "--examples", "15", "--seed", "0",
          "--repro-dir", str(tmp_path), "--db", "none", "--shrink-budget", "5"]
   out = subprocess.run(cmd, cwd=ROOT, env=on(old), capture_output=True, text=True, timeout=600)
   text = out.stdout + out.stderr

@@ -3,7 +3,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from fuzz.picture import load, plan_from_json, plan_to_json, render_svg
+from fuzz.campaign.picture import load, plan_from_json, plan_to_json, render_svg
 from oracle.findings import Finding
 from planner import tg
 from planner.memplan import Arena, MemoryPlan, PlannedBuffer
@@ -62,7 +62,7 @@ def test_json_round_trip_and_bad_files(tmp_path) -> None:
 @pytest.mark.parametrize("kind", ["planner", "static", "tinyjit"])
 def test_a_findings_picture_is_of_the_capture_it_came_from(kind: str) -> None:
   """The buffers a plan finding names are boxes of its picture, marked live: the picture is of the same capture."""
-  from fuzz.explore import judge
+  from fuzz.campaign.explore import judge
   from fuzz.test_repro import LAZY_GRAD
   from oracle.runs import SAME_BUFFER
   from oracle.targets import Target

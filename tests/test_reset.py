@@ -8,8 +8,8 @@ from dataclasses import replace
 import pytest
 from tinygrad import TinyJit
 
-from fuzz.driver import check
-from fuzz.printer import to_script
+from fuzz.campaign.driver import check
+from fuzz.gen.printer import to_script
 from oracle.compare import judge
 from oracle.runs import FRESH, SAME_BUFFER, reference, run
 from oracle.schedule import Schedule

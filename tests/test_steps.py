@@ -7,10 +7,10 @@ import sys
 import pytest
 from tinygrad import Tensor, TinyJit
 
-from fuzz.driver import check
-from fuzz.interpret import to_subject
-from fuzz.printer import to_script
-from fuzz.program import Backward, InputAssign, Leaf, Op, Program, Update
+from fuzz.campaign.driver import check
+from fuzz.gen.interpret import to_subject
+from fuzz.gen.printer import to_script
+from fuzz.gen.program import Backward, InputAssign, Leaf, Op, Program, Update
 from oracle.compare import judge
 from oracle.runs import SAME_BUFFER, reference, run
 from oracle.targets import Target
@@ -59,7 +59,7 @@ def test_a_fed_back_input_reaches_the_eval_step_rewritten(target: str, tmp_path)
   neither the oracle nor the repro script reports it."""
   from dataclasses import replace
 
-  from fuzz.program import Feedback
+  from fuzz.gen.program import Feedback
   program = replace(TRAIN_EVAL, feedback=Feedback(0, ()), realize_grads=True)
   verdict = check(program, Target(target), SAME_BUFFER, 5)
   assert verdict.rejected is None and not verdict.findings, [f.message for f in verdict.findings]

@@ -4,7 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from fuzz.bugs import BugBook
+from fuzz.campaign.bugbook import BugBook
 from oracle.compare import Verdict
 from oracle.findings import Finding
 from oracle.signature import role, signature
@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def planfuzz(*args: str) -> subprocess.CompletedProcess:
-  return subprocess.run([sys.executable, "-m", "fuzz.cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=600)
+  return subprocess.run([sys.executable, "-m", "fuzz.campaign.cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=600)
 
 
 def test_roles_ignore_the_numbers_in_a_name() -> None:
@@ -74,9 +74,9 @@ def test_a_bug_that_needs_what_ran_before_is_context_dependent(tmp_path: Path) -
 def test_the_first_program_of_each_rejection_reason_is_handed_over(tmp_path: Path) -> None:
   """The generator promises valid programs, so a rejection needs a program to look at: the first one per reason is
   written as a runnable script, and the summary names it next to the count."""
-  from fuzz.program import Backward, Leaf, Op, Program
-  from fuzz.triage import Triage
-  from fuzz.workers import Result
+  from fuzz.campaign.triage import Triage
+  from fuzz.campaign.workers import Result
+  from fuzz.gen.program import Backward, Leaf, Op, Program
   from oracle.targets import Target
   program = Program(params=(Leaf("p0", (4,), seed=1),), inputs=(), state=(), body=(Op("relu", ("p0",), "v0"),),
                     backward=(Backward("v0"),), returns="v0")
@@ -93,9 +93,9 @@ def test_the_first_program_of_each_rejection_reason_is_handed_over(tmp_path: Pat
 def test_a_bug_is_on_disk_from_first_sight_and_replaced_once_shrunk(tmp_path: Path) -> None:
   """A campaign killed before its end (a CI job's time limit, a lost machine) still leaves each bug's repro: it is
   written when the bug is first seen and rewritten in place once shrunk, never as a second, near-identical script."""
-  from fuzz.program import Backward, Leaf, Op, Program
-  from fuzz.triage import Triage
-  from fuzz.workers import Result, ShrinkStep
+  from fuzz.campaign.triage import Triage
+  from fuzz.campaign.workers import Result, ShrinkStep
+  from fuzz.gen.program import Backward, Leaf, Op, Program
   from oracle.targets import Target
   leaf = (Leaf("p0", (4,), seed=1),)
   big = Program(params=leaf, inputs=(), state=(), body=(Op("relu", ("p0",), "v0"), Op("exp", ("v0",), "v1")),
@@ -124,7 +124,7 @@ def test_a_bug_is_on_disk_from_first_sight_and_replaced_once_shrunk(tmp_path: Pa
 def test_a_repro_failing_only_on_another_observable_does_not_confirm(tmp_path: Path) -> None:
   """Confirmation wants the finding itself: a repro that fails alone on another observable (a known tinygrad bug the
   same program shows) leaves its bug context-dependent; one that shows the finding confirms it."""
-  from fuzz.confirm import CONFIRMED, CONTEXT_DEPENDENT, expected_line, run_fresh
+  from fuzz.campaign.confirm import CONFIRMED, CONTEXT_DEPENDENT, expected_line, run_fresh
   script = tmp_path / "repro.py"
   script.write_text('print("MISMATCH kept[1] at call 2 (replay 1): max abs err 10")\nraise SystemExit(1)\n')
   grad = Finding("wrong-values", "p0.grad", 2, "replay 1")
@@ -137,7 +137,7 @@ def test_a_repro_failing_only_on_another_observable_does_not_confirm(tmp_path: P
 def test_a_slow_program_that_finishes_alone_is_no_confirmed_hang(tmp_path: Path) -> None:
   """A worker's timeout is no hang when the repro, alone and given the longer confirmation limit, finishes (a program
   whose kernels are not in the disk cache can compile for minutes): context-dependent, with how long it took."""
-  from fuzz.confirm import CONFIRMED, CONTEXT_DEPENDENT, run_fresh
+  from fuzz.campaign.confirm import CONFIRMED, CONTEXT_DEPENDENT, run_fresh
   script = tmp_path / "slow.py"
   script.write_text("import time\ntime.sleep(1.5)\nprint('OK')\n")
   status, why = run_fresh(script, 10)

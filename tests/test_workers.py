@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from fuzz.workers import shares
+from fuzz.campaign.workers import shares
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def planfuzz(*args: str) -> subprocess.CompletedProcess:
-  return subprocess.run([sys.executable, "-m", "fuzz.cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
+  return subprocess.run([sys.executable, "-m", "fuzz.campaign.cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
 
 
 def test_shares_split_the_examples() -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from fuzz.driver import Stats
+from fuzz.campaign.driver import Stats
 from oracle.compare import Verdict
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,5 +1,5 @@
 """A planner that is wrong only after a process has planned a few captures: its bugs depend on what ran before, so a
-fresh process running one repro never shows them (the context-dependent case of fuzz/confirm.py)."""
+fresh process running one repro never shows them (the context-dependent case of fuzz/campaign/confirm.py)."""
 from __future__ import annotations
 
 from typing import Any

@@ -1,0 +1,65 @@
+"""A fuzz campaign outside pytest: N examples (or a time budget) of generated programs against one target, one seed.
+
+The bench, the mutant tests and the CLI use it; `pytest fuzz/` is the same property under pytest's plugin. It
+generates without shrinking and, past the first finding (when asked to), only draws the remaining examples, so it
+measures time to a finding; the property never fails, the finding is returned.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from hypothesis import HealthCheck, Phase, given, seed, settings
+from hypothesis import strategies as st
+
+from fuzz.campaign.driver import Stats, check, under_knobs
+from fuzz.gen.program import Program
+from fuzz.gen.strategies import knob_settings, programs
+from oracle.compare import Verdict
+from oracle.runs import MODES
+from oracle.targets import Target
+
+
+@dataclass
+class Found:
+  target: Target
+  program: Program
+  mode: str
+  verdict: Verdict
+  example: int  # 1-based
+  seconds: float  # since the campaign started
+
+
+@dataclass
+class Campaign:
+  targets: tuple[Target, ...]
+  stats: Stats = field(default_factory=Stats)
+  found: Found | None = None
+
+
+def run_campaign(target: Target | tuple[Target, ...], seed_value: int, examples: int, calls: int = 5, mode: str | None = None,
+                 stop_at_finding: bool = True, time_budget: float | None = None) -> Campaign:
+  """Run generated programs through `target` next to the oracle; `mode` None draws the input mode per example.
+
+  Several targets check every program against one reference run (the eager reference is most of an example's cost);
+  the stats then count one example per target and program."""
+  targets = (target,) if isinstance(target, Target) else tuple(target)
+  result, start = Campaign(targets), time.perf_counter()
+  modes = st.just(mode) if mode is not None else st.sampled_from(MODES)
+
+  @seed(seed_value)
+  @settings(max_examples=examples, database=None, derandomize=False, deadline=None, phases=[Phase.generate],
+            suppress_health_check=list(HealthCheck))
+  @given(program=programs(), mode=modes, knobs=knob_settings())
+  def example(program: Program, mode: str, knobs: dict[str, int]) -> None:
+    if (stop_at_finding and result.found) or (time_budget is not None and time.perf_counter() - start > time_budget):
+      return  # done: the remaining examples are only drawn (milliseconds), never run
+    for t in targets:
+      t0 = time.perf_counter()
+      verdict = check(program, under_knobs(t, knobs), mode, calls)
+      result.stats.record(verdict, time.perf_counter() - t0, program=program)
+      if verdict.findings and result.found is None:
+        result.found = Found(t, program, mode, verdict, result.stats.examples, time.perf_counter() - start)
+
+  example()
+  return result

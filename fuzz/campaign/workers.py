@@ -1,0 +1,192 @@
+"""A campaign across long-lived worker processes, each running its own share of examples under Hypothesis.
+
+Why processes that live: a new process pays 1-2 s before its first kernel and recompiles every kernel, so a
+worker runs many examples and reuses what it compiled. Why processes at all: a planner under test can crash or
+hang the process that runs it; the parent only watches, so a segfault, abort or hang loses one example, which
+becomes a `crash` or `hang` finding with its repro script, and a fresh worker carries on with the rest.
+
+Each worker runs Hypothesis with an example database (fuzz/campaign/examples_db.py), so a failure is saved and replayed
+first by the next campaign using that database. A new bug ends one Hypothesis run once Hypothesis has shrunk it
+(fuzz/campaign/explore.py); the worker then starts the next run with the next seed, until its share or the time budget is spent.
+"""
+from __future__ import annotations
+
+import multiprocessing as mp
+import multiprocessing.connection
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from fuzz.campaign.cli import DEFAULT_SHRINK_BUDGET
+from fuzz.campaign.explore import example_key, explore
+from oracle.compare import Verdict
+from oracle.findings import Finding
+from oracle.signature import Signature
+from oracle.targets import Target
+from planner.graph_mutants import planted
+
+CRASH, HANG = "crash", "hang"
+POLL_S = 0.2
+
+
+@dataclass(frozen=True)
+class Job:
+  """One worker's share; `reuse` lets it replay the database first (one worker does, so none replays it twice)."""
+  target: Target
+  mode: str | None  # None: drawn per example
+  calls: int
+  examples: int
+  deadline: float | None  # time.time() after which no new example starts
+  seed: int
+  worker: int
+  db: str
+  shared_db: str | None = None
+  reuse: bool = True
+  restart: int = 0
+  skip: frozenset[str] = frozenset()  # programs that crashed or hung an earlier worker of this share: never rerun
+  claims: str | None = None  # the directory where workers claim the bugs they shrink (None: this worker alone)
+  shrink_budget: float = DEFAULT_SHRINK_BUDGET
+  strict: bool = False  # advisories count as findings
+  graph_mutant: str | None = None  # a fault planted in tinygrad's graph replay for the worker's life (planner/graph_mutants.py)
+
+
+@dataclass
+class Result:
+  """One example as the parent sees it; `program` is None only when a worker died outside any example. `shrinking`:
+  the signature a worker was shrinking when this program crashed or hung it."""
+  worker: int
+  program: Any
+  mode: str
+  knobs: tuple[tuple[str, int], ...]
+  verdict: Verdict
+  seconds: float
+  plan: dict | None = None
+  shrinking: Signature | None = None
+
+
+@dataclass
+class ShrinkStep:
+  """A smaller program that still shows the bug being shrunk (`done` False), or the end of its shrinking."""
+  worker: int
+  signature: Signature
+  program: Any = None
+  mode: str = ""
+  knobs: tuple[tuple[str, int], ...] = ()
+  finding: Finding | None = None
+  plan: dict | None = None
+  done: bool = False
+  steps: int = 0
+  seconds: float = 0.0
+
+
+Event = Result | ShrinkStep
+
+
+def _worker(job: Job, conn: Any) -> None:
+  """A worker's main: each message is written before the example starts (a Pipe send is synchronous), so an abort
+  in the middle of an example still leaves its 'start' for the parent to read. Ctrl-C is the parent's to handle: it
+  stops the pool and reports what the workers finished."""
+  signal.signal(signal.SIGINT, signal.SIG_IGN)
+  with planted(job.graph_mutant): explore(job, conn.send)
+  conn.send(("exit", job.worker))
+  conn.close()
+
+
+def _death(exitcode: int | None) -> str:
+  if exitcode is not None and exitcode < 0:
+    try: return f"killed by {signal.Signals(-exitcode).name}"
+    except ValueError: return f"killed by signal {-exitcode}"
+  return f"exited with status {exitcode}"
+
+
+def shares(examples: int, workers: int) -> list[int]:
+  return [examples // workers + (i < examples % workers) for i in range(workers)]
+
+
+class _Slot:
+  """One worker process, its pipe, and the example it is running now."""
+
+  def __init__(self, ctx: Any, job: Job) -> None:
+    self.job, self.done, self.finished, self.retired = job, 0, False, False
+    self.pending: tuple | None = None  # (program, mode, knobs, perf_counter at start, signature being shrunk)
+    self.history: list[tuple] = []  # (program, mode, knobs) of every program this process started, in order
+    self.conn, child = ctx.Pipe(duplex=False)
+    self.proc = ctx.Process(target=_worker, args=(job, child), daemon=True, name=f"planfuzz-worker-{job.worker}")
+    self.proc.start()
+    child.close()
+
+  def read(self, on_event: Callable[[Event], None]) -> None:
+    """Every message waiting on the pipe."""
+    try:
+      while not self.finished and self.conn.poll():
+        msg = self.conn.recv()
+        if msg[0] == "start":
+          self.pending = (*msg[2:5], time.perf_counter(), msg[5])
+          self.history.append(msg[2:5])
+        elif msg[0] == "done":
+          self.pending, self.done = None, self.done + 1
+          on_event(Result(*msg[1:]))
+        elif msg[0] == "shrunk":
+          self.pending = None
+          on_event(ShrinkStep(*msg[1:]))
+        elif msg[0] == "shrink-end": on_event(ShrinkStep(msg[1], msg[2], done=True, steps=msg[3], seconds=msg[4]))
+        elif msg[0] == "retire": self.retired = True  # its device broke: a fresh process takes the rest of its share
+        else: self.finished = True
+    except (EOFError, OSError): pass  # the worker is gone: `watch` says how
+
+  def watch(self, ctx: Any, on_event: Callable[[Event], None], timeout: float) -> _Slot:
+    """This slot, or its replacement when the worker died or overran `timeout` on one program (reported as a finding,
+    with the bug it was shrinking then, whose smallest program so far is kept)."""
+    hung = self.pending is not None and time.perf_counter() - self.pending[3] > timeout
+    if self.finished: return self.successor(ctx) if self.retired else self
+    if self.proc.is_alive() and not hung: return self
+    if hung: self.proc.kill()
+    self.proc.join(5)
+    self.read(on_event)
+    if self.finished: return self
+    program, mode, knobs, started, shrinking = self.pending or (None, self.job.mode or "", (), time.perf_counter(), None)
+    why = f"no result after {timeout:g}s" if hung else _death(self.proc.exitcode)
+    details = {"worker": self.job.worker, "why": why} | ({"while_shrinking": str(shrinking)} if shrinking else {})
+    finding = Finding(HANG if hung else CRASH, "worker", None, "run", details)
+    on_event(Result(self.job.worker, program, mode, knobs, Verdict(findings=[finding]), time.perf_counter() - started,
+                    shrinking=shrinking))
+    self.finished = True
+    left = self.job.examples - self.done - (shrinking is None)
+    if program is None: return self  # it died outside an example: a replacement would likely die the same way
+    return self.successor(ctx, left, self.job.skip | {example_key(program, mode, knobs)})
+
+  def successor(self, ctx: Any, left: int | None = None, skip: frozenset[str] | None = None) -> _Slot:
+    """A fresh worker process for the rest of this one's share (`left` examples; by default all it did not run), with
+    the next restart's seeds; this slot itself when nothing is left."""
+    left = self.job.examples - self.done if left is None else left
+    if left <= 0 or (self.job.deadline is not None and time.time() >= self.job.deadline): return self
+    skip = self.job.skip if skip is None else skip
+    return _Slot(ctx, replace(self.job, examples=left, reuse=False, restart=self.job.restart + 1, skip=skip))
+
+  def close(self) -> None:
+    if self.proc.is_alive(): self.proc.kill()
+    self.proc.join(5)
+    self.conn.close()
+
+
+def run_pool(jobs: list[Job], on_event: Callable[[Event], None], timeout: float, on_slot: Callable[[Any], None] | None = None) -> None:
+  """Run `jobs` in worker processes until all are spent; a worker that dies or overruns `timeout` on one program has
+  that program reported as a crash or hang finding and is replaced by a fresh one for the rest of its share, as is one
+  that retires itself (its emulated device broke).
+  `on_slot` is told every worker process started (its `history` lists the programs it ran, in order)."""
+  ctx = mp.get_context("spawn")
+  slots = [_Slot(ctx, j) for j in jobs]
+  for s in slots: on_slot and on_slot(s)
+  try:
+    while not all(s.finished for s in slots):
+      mp.connection.wait([s.conn for s in slots if not s.finished], timeout=POLL_S)
+      for s in slots: s.read(on_event)
+      for i, s in enumerate(slots):
+        if (new := s.watch(ctx, on_event, timeout)) is not s:
+          s.close()
+          slots[i] = new
+          if on_slot: on_slot(new)
+  finally:
+    for s in slots: s.close()

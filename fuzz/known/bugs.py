@@ -1,0 +1,229 @@
+"""Genuine tinygrad bugs the fuzzer has found: each with a standalone repro under fuzz/known/ and a one-line mechanism.
+
+A finding that matches a known bug is reported as known (counted in the summary) instead of failing the run, so CI
+stays green while the bug is open; fuzz/test_known_bugs.py runs each repro as a strict xfail, so CI turns red the
+day tinygrad fixes it and the entry must go. A match needs the oracle's attribution: the finding must look like the
+bug and be blamed on the stage the bug lives in (`capture`: it stays with the memory planner off and with JIT=2, so
+neither planfuzz's nor tinygrad's planner causes it; `prune`: it goes away without prune, and the prune-split
+invariant found the one-time call that depends on the inputs).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from oracle.device import device_kind
+from oracle.findings import JIT_ERROR, STALE, VALUE_KINDS, Finding
+from oracle.signature import role
+from planner import tg
+
+KNOWN_DIR = Path(__file__).parent
+PRUNE_SPLIT = "invariant:prune-split"
+# found and reproduced on the CPU device only: on tinygrad's emulated AMD GPU these repros do not fail (checked on
+# 0.14.0), so they are checked on the CPU whatever DEV a campaign runs on
+CPU_ONLY = ("CPU",)
+
+
+@dataclass(frozen=True)
+class KnownBug:
+  name: str
+  mechanism: str
+  repro: Path
+  suspect: Callable[[Finding], bool]  # before blame: a finding worth the attribution runs that tell
+  stage: str  # the attribution a finding of this bug has
+  matches: Callable[[Finding], bool]  # after blame, with the stage: the findings this bug explains
+  applies: Callable[[Any], bool] = lambda program: True  # the fuzz program (None: not known) and process it can happen in
+  # after blame, for findings `matches` does not take: (finding, program, rerun) -> whether a rerun of a variant of the
+  # program shows this bug's mechanism; `rerun` judges a program as the finding's was judged
+  shows_mechanism: Callable[[Finding, Any, Callable[[Any], Any] | None], bool] | None = None
+  devices: tuple[str, ...] = ()  # the device kinds it is known on (CPU: a bug of the CPU device or its compiler); () any
+
+
+Rerun = Callable[[Any], Any]  # a fuzz Program -> its Verdict, under the finding's target, mode and calls
+
+
+def _frozen_lazy_escape(f: Finding) -> bool:
+  """A tensor left lazy by the capture call that shows the capture call's value on a replay (whatever the blame); the
+  value may equal other calls' too (a saturated exp equals call 0's as well). The capture is call 1, or the one after
+  a `jit.reset()` (the finding's `capture`)."""
+  equals = f.details.get("equals_calls", [f.details.get("equals_call")])
+  return f.kind == STALE and bool(f.details.get("lazy_at_capture")) and f.details.get("capture", 1) in equals
+
+
+def _lazy_escape(f: Finding) -> bool:
+  """Any wrong value on a tensor the capture call left lazy: frozen at its first read, the escape often mixes the
+  capture call's frozen intermediates with the live inputs, so it shows values of no call at all. Not on an input
+  (an assigned input's own bug is jit-input-assign-dropped)."""
+  return f.kind in VALUE_KINDS and bool(f.details.get("lazy_at_capture")) and role(f.subject) != "input"
+
+
+def _gone_when_realized_in_step(f: Finding, program: Any, rerun: Rerun | None) -> bool:
+  """The mechanism of lazy-escape-frozen-on-read and jit-input-assign-dropped: the difference vanishes when the step
+  realizes its grads, kept tensors and input assign itself (nothing is left lazy for a first read to freeze, and the
+  capture schedules the assign)."""
+  if rerun is None or program is None or getattr(program, "realize_escapes", True): return False
+  again = rerun(replace(program, realize_escapes=True))
+  return again.rejected is None and not any(g.subject == f.subject for g in again.findings)
+
+
+def _returned_variable_escape(f: Finding) -> bool:
+  """A wrong value on a returned tensor the capture call left lazy over a Variable: TinyJit returns its results
+  realized, so only a result that realize() cannot make a buffer is returned so."""
+  return f.kind in VALUE_KINDS and role(f.subject) == "returned" and bool(f.details.get("reads_variable"))
+
+
+def _settled_value(f: Finding) -> bool:
+  """A wrong value on a returned or kept value, grad or parameter the capture call did not leave lazy."""
+  return f.kind in VALUE_KINDS and not f.details.get("lazy_at_capture")
+
+
+def _gone_without_feedback(f: Finding, program: Any, rerun: Rerun | None) -> bool:
+  """The mechanism of hcq2-fed-back-output-read-stale: the difference vanishes when the step is given fresh data in
+  place of its own output (the stale read mixes with live data downstream, so it need not show as stale)."""
+  if rerun is None or program is None or getattr(program, "feedback", None) is None: return False
+  again = rerun(replace(program, feedback=None))
+  return again.rejected is None and not any(g.subject == f.subject for g in again.findings)
+
+
+def _stale_value(f: Finding) -> bool:
+  """A returned or kept value that shows an earlier call's value, not left lazy by the capture call."""
+  return f.kind == STALE and not f.details.get("lazy_at_capture")
+
+
+def _assigned_input(f: Finding) -> bool:
+  """A wrong value on an explicit input (named x0, x1, ...): only a step that assigns one observes it."""
+  return f.kind in VALUE_KINDS and role(f.subject) == "input"
+
+
+def _hcq_multi_device_assert(f: Finding) -> bool:
+  return f.kind == JIT_ERROR and "must be BUFFER Ops.PARAM" in str(f.details.get("error", ""))
+
+
+def _sharded(program: Any) -> bool:
+  """A fuzz program with a sharded leaf or shard op (None, a program not from the fuzzer: it may be)."""
+  from fuzz.gen.render import sharded
+  return program is None or sharded(program)
+
+
+KNOWN_BUGS: tuple[KnownBug, ...] = (
+  KnownBug("symbolic-mean-left-lazy",
+           "realize() leaves a mean over the first n rows of a buffer (n a bound Variable; a sum times 1/n) lazy, so "
+           "TinyJit returns it unrealized, a graph over its buffers with the capture call's n stored in it: replays "
+           "with another n read values of no call", KNOWN_DIR / "symbolic_mean_left_lazy.py",
+           _returned_variable_escape, "capture", _returned_variable_escape),
+  KnownBug("lazy-escape-frozen-on-read",
+           "the first read of a tensor left lazy by the capture call (a .grad, a tensor kept outside the step) realizes "
+           "it, or the .contiguous() in its graph, into buffers that replays never write: later reads show the capture "
+           "call's value, or that frozen intermediate mixed with the live inputs", KNOWN_DIR / "lazy_escape_frozen_on_read.py",
+           _lazy_escape, "capture", _frozen_lazy_escape, shows_mechanism=_gone_when_realized_in_step),
+  KnownBug("prune-freezes-state-reader",
+           "prune=True walks the captured calls once, in order: a kernel that reads state before the call that writes it "
+           "from the inputs is pruned and runs only at capture, though it depends on the previous call's inputs "
+           "(PlannedJit's prune stage mirrors tinygrad's, so both show it)",
+           KNOWN_DIR / "prune_freezes_state_reader.py", lambda f: f.kind == PRUNE_SPLIT, "prune",
+           lambda f: f.kind == PRUNE_SPLIT or f.kind in VALUE_KINDS),
+  KnownBug("jit-input-assign-dropped",
+           "an explicit input assigned inside the step and left lazy (`x.assign(v)`, nothing returned reaching it) is "
+           "never scheduled by the capture: reads after the eager and capture calls realize it outside the JIT, replays "
+           "never run it, so the input keeps the caller's data (tinygrad#16618, open)",
+           KNOWN_DIR / "jit_input_assign_dropped.py", _assigned_input, "capture", lambda f: False,
+           lambda program: program is None or getattr(program, "input_assign", None) is not None,
+           shows_mechanism=_gone_when_realized_in_step),
+  KnownBug("hcq2-sharded-capture-asserts",
+           "with HCQ2=1 capturing a step that uses a sharded (multi-device) tensor raises 'AssertionError: must be "
+           "BUFFER Ops.PARAM' in tinygrad's hcq lowering, which does not take a multi-device PARAM",
+           KNOWN_DIR / "hcq2_sharded_capture_asserts.py", _hcq_multi_device_assert, "capture", _hcq_multi_device_assert,
+           lambda program: bool(tg.environment_knobs().get("HCQ2")) and _sharded(program), devices=CPU_ONLY),
+  KnownBug("hcq2-fed-back-output-read-stale",
+           "with HCQ2=1 a replay given the JIT's own output back as its input copies it, as it must, but the single 'hcq' "
+           "call computes from the previous call's input data instead of the copy",
+           KNOWN_DIR / "hcq2_fed_back_output_read_stale.py", _settled_value, "capture", _stale_value,
+           lambda program: getattr(program, "feedback", None) is not None and bool(tg.environment_knobs().get("HCQ2")),
+           shows_mechanism=_gone_without_feedback, devices=CPU_ONLY),
+)
+
+
+@dataclass(frozen=True)
+class AvoidedBug:
+  """A tinygrad bug that makes a valid program fail loudly, in eager as in the JIT: such a program is a rejection, not
+  a finding, so the generator keeps a rule that avoids it (stated in the feature module that keeps it), or, until one
+  is written, `rule` says none is and such programs stay rejections. The repro's strict xfail turns CI red the day
+  tinygrad fixes it, and the rule can go."""
+  name: str
+  mechanism: str
+  repro: Path
+  rule: str
+  devices: tuple[str, ...] = ()  # the device kinds it is known on; () any
+
+
+AVOIDED_BUGS: tuple[AvoidedBug, ...] = (
+  AvoidedBug("shard-split-grad-unbound-variable",
+             "the backward of `t.shard(devices, axis=k)` gathers the parts with a kernel indexed by the device number, a "
+             "Variable nothing binds: realizing t.grad raises \"unbound Variable '_device_num'\"",
+             KNOWN_DIR / "shard_split_grad_unbound_variable.py",
+             "fuzz.gen.features.shard: a value that reaches a parameter is sharded replicated (axis None), never split"),
+  AvoidedBug("multi-grad-from-other-device",
+             "a multi-device tensor's grad that arrives through a copy from another device is copied into its shards by a "
+             "kernel tinygrad's verifier rejects (\"UOp verification failed ... Ops.RANGE\")",
+             KNOWN_DIR / "multi_grad_from_other_device.py",
+             "fuzz.gen.features.shard: a sharded value comes back with `.to(DEFAULT).contiguous_backward()`"),
+  AvoidedBug("multi-grad-expanded",
+             "a multi-device tensor's grad that is a broadcast buffer (the other factor of a product) is copied into its "
+             "shards without being made contiguous (\"UOp verification failed ... Ops.EXPAND\")",
+             KNOWN_DIR / "multi_grad_expanded.py",
+             "fuzz.gen.features.shard: a sharded value comes back with `.to(DEFAULT).contiguous_backward()`", devices=CPU_ONLY),
+  AvoidedBug("shard-of-copied-kernel",
+             "sharding a lazy copy of a kernel made on another device (`x.to(SECOND).relu().to(DEFAULT).shard(...)`) and "
+             "computing on it fails UOp verification (\"Ops.RANGE\") in the forward pass",
+             KNOWN_DIR / "shard_of_copied_kernel.py",
+             "fuzz.gen.features.shard: a value whose lazy graph holds a copy is not sharded (a new input is)"),
+  AvoidedBug("replicated-unshard-beside-source-reader",
+             "a buffer's replicated shard brought back (`(x.shard(devices) * 2).to(DEFAULT)`), realized in one "
+             "`Tensor.realize` with another kernel that reads `x`, fails UOp verification (\"Ops.RANGE\"); TinyJit "
+             "realizes a step's returned tensors together",
+             KNOWN_DIR / "replicated_unshard_beside_source_reader.py",
+             "fuzz.gen.features.shard: a replicated sharding shards a lazy `a * 2` read by nothing else, never a buffer", devices=CPU_ONLY),
+  AvoidedBug("replicated-shard-of-lazy-expand",
+             "a replicated sharding of a lazy op over an expanded buffer, computed on "
+             "(`(x.expand(...) * 2.0).shard(devices, axis=None) * 1.0`), fails UOp verification (\"Ops.EXPAND\")",
+             KNOWN_DIR / "replicated_shard_of_lazy_expand.py",
+             "fuzz.gen.features.shard: a value with a lazy expand in its graph is not sharded (a new input is)", devices=CPU_ONLY),
+  AvoidedBug("symbolic-slice-of-padded",
+             "the first n rows (n a bound Variable) of a lazily padded tensor of 3+ dims fail to schedule: "
+             "`x.pad(((3, 1), (0, 0), (0, 0)))[:n].sum(0)` raises \"val is only for CONST, got Ops.PARAM\" (2-d, or "
+             "made contiguous after the pad, it works)",
+             KNOWN_DIR / "symbolic_slice_of_padded.py",
+             "fuzz.gen.features.symbolic: a value with a lazy pad in its graph is not the cache (a new input is)"),
+  AvoidedBug("half-neg-unit-grad-vector-cast",
+             "on the CPU, the grad of a subtracted (or negated) float16 tensor of 4+ elements under a loss of scale 1 is "
+             "the constant -1, which the clang renderer writes as a float4 -> __fp16 vector conversion clang rejects: "
+             "realizing the grad raises CalledProcessError",
+             KNOWN_DIR / "half_neg_unit_grad_vector_cast.py",
+             "fuzz.gen.strategies: a float16 loss is never scaled by 1.0 (a drawn 1.0 becomes 2.0); a constant -1 float16 grad "
+             "reached another way stays a rejection (none seen)", devices=CPU_ONLY),
+)
+
+
+def on_device(bug: KnownBug | AvoidedBug, kind: str | None = None) -> bool:
+  """Whether `bug` is known on the device kind (default: the one tinygrad uses here, `oracle.device.device_kind`)."""
+  return not bug.devices or (kind or device_kind()) in bug.devices
+
+
+def repro_device(bug: KnownBug | AvoidedBug) -> str | None:
+  """The DEV a bug's repro runs with: None (this process's own) where the bug is known on it, else its first kind."""
+  return None if on_device(bug) else bug.devices[0]
+
+
+def maybe_known(f: Finding, program: Any = None) -> bool:
+  """Looks like a known bug, before blame: worth the attribution runs that tell."""
+  return any(b.suspect(f) and b.applies(program) and on_device(b) for b in KNOWN_BUGS)
+
+
+def known_bug(f: Finding, program: Any = None, rerun: Rerun | None = None) -> KnownBug | None:
+  """The known bug a blamed finding is: blamed on its stage, in a program it can happen in, and either looking like it
+  or, run again as a variant, showing its mechanism."""
+  candidates = [b for b in KNOWN_BUGS if f.attribution == b.stage and b.applies(program) and on_device(b)]
+  return next((b for b in candidates if b.matches(f)), None) or \
+    next((b for b in candidates if b.shows_mechanism is not None and b.suspect(f) and b.shows_mechanism(f, program, rerun)), None)
