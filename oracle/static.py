@@ -52,7 +52,7 @@ def check_capture(subject: Subject, ret: Any, captured: Any, inputs: list, targe
   """Prune (when asked), hold, lower and check; a planner or splitter that raises is a finding."""
   from oracle.check import live_buffers, live_paths
   from oracle.invariants import check_lowered
-  from planner import get_policy, lower, tg
+  from planner import get_graph_splitter, get_planner, get_policy, lower, tg
   from planner.policies import HoldContext
   from planner.stages import prune
   once: set = set()
@@ -62,7 +62,8 @@ def check_capture(subject: Subject, ret: Any, captured: Any, inputs: list, targe
     pruned, captured = (captured, one_time), kept
     once = {b for call in one_time.src for arg in tg.call_args(call) for b in tg.arg_buffers(arg)}
   held = get_policy(target.policy)[1](HoldContext(ret, captured, tuple(inputs))) | once
-  try: lowered = lower(captured, held, inputs, target.planner, compile=compile, graph_splitter=target.graph)
+  (name, planner), splitter = get_planner(target.planner), get_graph_splitter(target.graph)[1]
+  try: lowered = lower(captured, held, inputs, planner, compile=compile, graph_splitter=splitter, planner_name=name)
   except Exception as e:  # the planner under test broke: that is what the static path is for
     return Verdict(findings=[Finding(JIT_ERROR, "planner", None, "static", {"error": error_text(e)})])
   live = {p: t for p, t in subject.observe().items() if t is not None}

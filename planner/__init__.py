@@ -11,9 +11,9 @@ from typing import Any
 _WHERE = {
   "PlannedJit": "jit", "Arena": "memplan", "MemoryPlan": "memplan", "PlannedBuffer": "memplan", "buffer_name": "memplan",
   "plan_from_linear": "memplan", "plan_memory": "packer", "planfuzz_planner": "packer", "PlanfuzzUsageError": "plugins",
-  "DEFAULT_POLICY": "policies", "POLICIES": "policies", "HoldContext": "policies", "get_policy": "policies",
-  "DEFAULT_PLANNER": "stages", "PLANNERS": "stages", "Lowered": "stages", "PlannerError": "stages", "get_graph_splitter": "stages",
-  "get_planner": "stages", "get_copy_rule": "stages", "lower": "stages", "parametrize": "stages", "plan": "stages",
+  "DEFAULT_POLICY": "policies", "POLICIES": "policies", "HoldContext": "policies", "get_policy": "registry",
+  "DEFAULT_PLANNER": "stages", "PLANNERS": "stages", "Lowered": "stages", "PlannerError": "stages", "get_graph_splitter": "registry",
+  "get_planner": "registry", "get_copy_rule": "registry", "lower": "stages", "parametrize": "stages", "plan": "stages",
   "UnsupportedTinygrad": "tg",
 }
 __all__ = list(_WHERE)

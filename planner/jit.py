@@ -13,7 +13,8 @@ from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 from planner import stages, tg
-from planner.policies import DEFAULT_POLICY, HoldContext, Policy, get_policy
+from planner.policies import DEFAULT_POLICY, HoldContext, Policy
+from planner.registry import get_copy_rule, get_graph_splitter, get_planner, get_policy
 from planner.stages import Lowered, lower, prune
 
 R = TypeVar("R")
@@ -32,10 +33,9 @@ class PlannedJit(Generic[R]):
     """before_run, when given, sees the lowering before capture's run and before each replay (the oracle poisons arenas there)."""
     self.fn, self.prune, self.before_run = fn, prune, before_run
     self.policy_name, self.policy = get_policy(policy)
-    self.planner_name, self.planner = stages.get_planner(planner)  # resolved now to fail early; lowered by its name
-    self._planner_spec = planner
-    self.graph_splitter_name, self.graph_splitter = stages.get_graph_splitter(graph_splitter)
-    self.copy_rule_name, self.copy_rule = stages.get_copy_rule(copy_rule)
+    self.planner_name, self.planner = get_planner(planner)  # resolved now, so a bad name fails before any call
+    self.graph_splitter_name, self.graph_splitter = get_graph_splitter(graph_splitter)
+    self.copy_rule_name, self.copy_rule = get_copy_rule(copy_rule)
     self.cnt = 0
     self.lowered: Lowered | None = None
     self._linear: Any = None
@@ -82,7 +82,7 @@ class PlannedJit(Generic[R]):
       self.pruned = (whole, once)
       tg.run_linear(once, inputs.var_vals)
     held = self.policy(HoldContext(ret, captured, tuple(inputs.buffers)))
-    self.lowered = lower(captured, held, inputs.buffers, self._planner_spec, graph_splitter=self.graph_splitter)
+    self.lowered = lower(captured, held, inputs.buffers, self.planner, graph_splitter=self.graph_splitter, planner_name=self.planner_name)
     self._linear = tg.link_linear(self.lowered.final)
     self._copied = self.copy_rule(self._linear)
     self._ret, self._expected = ret, (inputs.names, inputs.info)

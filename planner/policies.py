@@ -1,8 +1,9 @@
 """Held-buffer policies: which buffers the planner must leave where they are.
 
-A policy is a plain function of a HoldContext returning a set of BUFFER UOps. The three built-ins are the
-semantics of tinygrad releases: `live-tensors` is 0.14.0's (and correct), `returned-only` is 0.13.0's (bug #16571:
-lazy tensors kept alive by the program, such as `.grad` from backward(), read buffers the planner reuses).
+A policy is a plain function of a HoldContext returning a set of BUFFER UOps. The three here are the semantics of
+tinygrad releases: `live-tensors` is 0.14.0's (correct, and the one registered policy), `returned-only` is 0.13.0's
+(bug #16571: lazy tensors kept alive by the program, such as `.grad` from backward(), read buffers the planner reuses)
+and `allocated-only` holds less still; those two are registered as policy mutants (planner/mutants.py).
 """
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from planner import tg
-from planner.plugins import resolve
 
 tg.require()  # the planner needs tinygrad's internals: one clear error on a tinygrad without them
 
@@ -43,11 +43,5 @@ def live_tensors(ctx: HoldContext) -> set:
   return tg.allocated_buffers() | {u for t in tg.live_tensors() for u in tg.tensor_buffers(t)}
 
 
-POLICIES: dict[str, Policy] = {"live-tensors": live_tensors, "returned-only": returned_only, "allocated-only": allocated_only}
+POLICIES: dict[str, Policy] = {"live-tensors": live_tensors}  # 0.13.0's and a stricter one are mutants (planner/mutants.py)
 DEFAULT_POLICY = "live-tensors"
-
-
-def get_policy(spec: str | Policy) -> tuple[str, Policy]:
-  """A built-in policy, a policy mutant (planner/mutants.py), or a user's `module:function`."""
-  from planner.mutants import of_kind
-  return resolve(spec, of_kind("policy") | POLICIES, "policy")

@@ -13,7 +13,7 @@ from typing import Any
 from planner import tg
 from planner.memplan import MemoryPlan, plan_from_linear
 from planner.packer import plan_memory, planfuzz_planner
-from planner.plugins import PlanfuzzUsageError, resolve
+from planner.plugins import PlanfuzzUsageError
 
 Planner = Callable[[Any, set], Any]
 PLANNERS: dict[str, Planner] = {"planfuzz": planfuzz_planner, "tinygrad": tg.tinygrad_memory_plan}
@@ -42,32 +42,16 @@ class Lowered:
   inputs: tuple
 
 
-def get_planner(spec: str | Planner) -> tuple[str, Planner]:
-  """A built-in planner, a planner mutant (planner/mutants.py), or a user's `module:function`."""
-  from planner.mutants import of_kind
-  return resolve(spec, PLANNERS | of_kind("planner"), "planner")
-
-
-def get_graph_splitter(spec: str | GraphSplitter) -> tuple[str, GraphSplitter]:
-  from planner.mutants import of_kind
-  return resolve(spec, GRAPH_SPLITTERS | of_kind("graph"), "graph splitter")
-
-
-def get_copy_rule(spec: str | CopyRule) -> tuple[str, CopyRule]:
-  """Which replay inputs are copied first: tinygrad's rule (`written_buffers`), a copy-rule mutant, or `module:function`."""
-  from planner.mutants import of_kind
-  return resolve(spec, {DEFAULT_COPY_RULE: written_buffers} | of_kind("copy"), "copy rule")
-
-
 def parametrize(linear: Any, inputs: tuple | list) -> Any:
   """Explicit input BUFFERs become PARAM slots, so a replay can bind new buffers to them."""
   return tg.substitute(linear, {u: tg.param(i, u) for i, u in enumerate(inputs)})
 
 
-def plan(linear: Any, held: set | frozenset, planner: str | Planner = DEFAULT_PLANNER) -> tuple[Any, MemoryPlan]:
-  """Run a planner; planfuzz's returns its plan directly, any other one's plan is rebuilt from its output.
-  NO_MEMORY_PLANNER=1 switches off every planner, a plugin too, as it does tinygrad's: attribution relies on it."""
-  name, fn = get_planner(planner)
+def plan(linear: Any, held: set | frozenset, planner: Planner = planfuzz_planner, name: str | None = None) -> tuple[Any, MemoryPlan]:
+  """Run a planner (`name` is how errors call it); planfuzz's returns its plan directly, any other one's plan is rebuilt
+  from its output. NO_MEMORY_PLANNER=1 switches off every planner, a plugin too, as it does tinygrad's: attribution relies
+  on it. Names are resolved to planners by planner/registry.py."""
+  fn, name = planner, name or getattr(planner, "__name__", repr(planner))
   if fn is planfuzz_planner: return plan_memory(linear, held)
   if tg.memory_planner_off(): return linear, MemoryPlan((), (), frozenset(held))
   out = fn(linear, set(held))
@@ -85,18 +69,19 @@ def compile_stage(linear: Any) -> Any:
   return tg.compile_linear(linear)
 
 
-def graph_split(linear: Any, splitter: str | GraphSplitter = DEFAULT_GRAPH_SPLITTER) -> Any:
+def graph_split(linear: Any, splitter: GraphSplitter = tg.tinygrad_graph_split) -> Any:
   """Batch runs of kernels into graph calls (only with JIT<2; tinygrad's splitter only where the device has a graph)."""
-  return linear if tg.jit_level() >= 2 else get_graph_splitter(splitter)[1](linear)
+  return linear if tg.jit_level() >= 2 else splitter(linear)
 
 
-def lower(linear: Any, held: set | frozenset, inputs: tuple | list, planner: str | Planner = DEFAULT_PLANNER,
-          compile: bool = True, graph_splitter: str | GraphSplitter = DEFAULT_GRAPH_SPLITTER) -> Lowered:
-  """All stages in order; with compile=False stop after planning (the static path: nothing compiled or run)."""
+def lower(linear: Any, held: set | frozenset, inputs: tuple | list, planner: Planner = planfuzz_planner, compile: bool = True,
+          graph_splitter: GraphSplitter = tg.tinygrad_graph_split, planner_name: str | None = None) -> Lowered:
+  """All stages in order; with compile=False stop after planning (the static path: nothing compiled or run). Stages take
+  planners and splitters themselves: `planner.registry` turns the names users give into them."""
   if not tg.is_linear(linear): raise PlanfuzzUsageError(f"lower() takes a LINEAR UOp, got {type(linear).__name__}")
   held = frozenset(held)
   parametrized = parametrize(linear, inputs)
-  planned, memplan = plan(parametrized, held, planner)
+  planned, memplan = plan(parametrized, held, planner, planner_name)
   compiled = compile_stage(planned) if compile else planned
   final = graph_split(compiled, graph_splitter) if compile else planned
   return Lowered(linear, parametrized, planned, compiled, final, memplan, held, tuple(inputs))
