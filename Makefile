@@ -29,11 +29,14 @@ fuzz: setup
 
 # the default campaign on tinygrad's emulated AMD GPU, where captures are graphed and replayed by HCQGraph (the CPU
 # device has no graph): libllvm19 and tinygrad's mock files found by scripts/ensure_mockgpu.sh
+# (GPU_DB: an example database and, when redis, the fleet's bug book; GPU_ARGS: more `planfuzz run` options)
 GPU_TARGET ?= tinyjit
 GPU_EXAMPLES ?= 120
+GPU_DB ?= none
+GPU_ARGS ?=
 fuzz-gpu: setup
 	@mock="$$(scripts/ensure_mockgpu.sh)" && PYTHONPATH="$$mock$${PYTHONPATH:+:$$PYTHONPATH}" DEV=$${DEV:-MOCKKFD+AMD} $(BIN)/planfuzz run \
-	  --target $(GPU_TARGET) --examples $(GPU_EXAMPLES) --seed $(SEED) --workers 2 --db none --repro-dir fuzz-failures/emulated-gpu
+	  --target $(GPU_TARGET) --examples $(GPU_EXAMPLES) --seed $(SEED) --workers 2 --db $(GPU_DB) --repro-dir fuzz-failures/emulated-gpu $(GPU_ARGS)
 
 # older tinygrads (0.12.0, 0.13.0 with bug #16571) as plain folders: on PYTHONPATH they shadow 0.14.0 for the
 # tinyjit target, which needs only tinygrad's public API; tinygrad has no required dependencies

@@ -40,7 +40,7 @@ def main() -> int:
   print(f"{args.corpus} (seed {args.seed}): {args.examples} programs x {len(targets)} targets = {c.stats.examples} "
         f"examples in {time.perf_counter() - start:.0f}s; findings {sum(c.stats.findings.values())}; rejected {rejected}")
   if c.found is not None:
-    print(f"FOUND under {c.found.target.describe()}:\n" + "\n".join(f.message for f in c.found.verdict.findings[:3]))
+    print(f"FOUND under {c.found.target.describe()}:\n" + "\n".join(f.message for f in c.found.outcome.findings[:3]))
   return 1 if c.found is not None or rejected >= 0.01 * c.stats.examples else 0
 
 

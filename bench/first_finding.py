@@ -30,7 +30,7 @@ def main() -> None:
   with planted(args.graph_mutant): found = run_campaign(target, args.seed, args.examples).found
   json.dump({"target": target.describe(), "seed": args.seed, "found": found is not None,
              "examples": found.example if found else args.examples, "seconds_from_start": time.perf_counter() - START,
-             "kinds": sorted({f.kind for f in found.verdict.findings}) if found else []}, sys.stdout)
+             "kinds": sorted({f.kind for f in found.outcome.findings}) if found else []}, sys.stdout)
 
 
 if __name__ == "__main__":

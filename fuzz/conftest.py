@@ -31,12 +31,12 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.errors import InvalidArgument
 
-from fuzz.campaign.driver import STATS
+from fuzz.campaign.stats import STATS
+from fuzz.campaign.usage import BOTH
 from oracle.device import missing_compiler
 from oracle.runs import MODES
 from oracle.targets import Target, TargetError
 
-BOTH = "both"
 _COMMON = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large], "print_blob": True}
 settings.register_profile("dev", max_examples=30, **_COMMON)
 settings.register_profile("ci", max_examples=100, database=None, derandomize=False, **_COMMON)

@@ -18,25 +18,26 @@ from hypothesis import event, given, note
 from hypothesis import strategies as st
 from hypothesis.control import current_build_context
 
-from fuzz.campaign.driver import STATS, check, reason_class, under_knobs
+from fuzz.campaign.example import run_example, under_knobs
+from fuzz.campaign.outcome import Outcome
+from fuzz.campaign.stats import STATS, reason_class
 from fuzz.conftest import BOTH, FuzzConfig, Shard
 from fuzz.gen.interpret import source
 from fuzz.gen.printer import to_script
 from fuzz.gen.program import Program
 from fuzz.gen.strategies import knob_settings, programs
-from oracle.compare import Verdict
 from oracle.runs import MODES
 from oracle.targets import Target
 
 MAX_SHOWN = 3
 
 
-def write_repro(program: Program, fuzz: FuzzConfig, target: Target, mode: str, verdict: Verdict | None, path: Path | None = None) -> Path:
+def write_repro(program: Program, fuzz: FuzzConfig, target: Target, mode: str, outcome: Outcome | None, path: Path | None = None) -> Path:
   """The repro of one example (`target` carries its drawn knobs), named by a hash of it unless `path` is given."""
   key = repr((program, target, mode, fuzz.calls)).encode()
   path = path or Path(fuzz.repro_dir) / f"repro_{hashlib.sha256(key).hexdigest()[:12]}.py"
   path.parent.mkdir(parents=True, exist_ok=True)
-  path.write_text(to_script(program, target, mode, fuzz.calls, verdict.findings[0] if verdict else None))
+  path.write_text(to_script(program, target, mode, fuzz.calls, outcome.findings[0] if outcome else None))
   return path
 
 
@@ -64,22 +65,22 @@ def test_jit_matches_reference(program: Program, data: st.DataObject, fuzz_confi
   note(f"program:\n{source(program)}")
   start = time.perf_counter()
   pending = write_repro(program, fuzz_config, target, mode, None, in_flight(fuzz_config))
-  verdict = check(program, target, mode, fuzz_config.calls, strict=fuzz_config.strict)
+  outcome = run_example(program, target, fuzz_config.calls, mode, strict=fuzz_config.strict)
   pending.unlink()  # the process survived it: nothing to leave behind
-  STATS.record(verdict, time.perf_counter() - start, program=program)
-  if verdict.rejected is not None:
-    event(f"rejected: {reason_class(verdict.rejected)}")
+  STATS.record(outcome, time.perf_counter() - start, program=program)
+  if outcome.rejected is not None:
+    event(f"rejected: {reason_class(outcome.rejected)}")
     return
-  event("finding" if verdict.findings else "agrees")
-  if not verdict.findings: return
+  event("finding" if outcome.findings else "agrees")
+  if not outcome.findings: return
   SHRINKING.add(shard)
   where = "(written when Hypothesis has shrunk the example)"
   if current_build_context().is_final:
-    verdict = check(program, target, mode, fuzz_config.calls, attribute=True, strict=fuzz_config.strict)  # blamed, for the header
-    if not verdict.findings: return  # all known tinygrad bugs once blamed
-    where = str(write_repro(program, fuzz_config, target, mode, verdict))
+    outcome = run_example(program, target, fuzz_config.calls, mode, attribute=True, strict=fuzz_config.strict)  # blamed, for the header
+    if not outcome.findings: return  # all known tinygrad bugs once blamed
+    where = str(write_repro(program, fuzz_config, target, mode, outcome))
     STATS.repros.append(where)
-  shown = "\n".join(f.message for f in verdict.findings[:MAX_SHOWN])
-  more = len(verdict.findings) - MAX_SHOWN
+  shown = "\n".join(f.message for f in outcome.findings[:MAX_SHOWN])
+  more = len(outcome.findings) - MAX_SHOWN
   raise AssertionError(f"{target.describe()} differs from the reference ({mode} inputs):\n{shown}"
                        f"{f'{chr(10)}... and {more} more' if more > 0 else ''}\nrepro: python {where}\nseed: {fuzz_config.seed}")

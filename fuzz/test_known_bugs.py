@@ -42,7 +42,7 @@ def test_a_mixed_value_lazy_escape_is_the_known_bug_by_its_mechanism() -> None:
   """p0.grad = relu(x).contiguous() * x * p0's grad, left lazy: after the capture call its first read freezes the
   contiguous while x is live, so replays show values of no call (wrong-values, not stale). It is still the known bug:
   realized inside the step, the difference vanishes."""
-  from fuzz.campaign.driver import check
+  from fuzz.campaign.example import run_example
   from fuzz.gen.program import Backward, Leaf, Op, Program
   from fuzz.known.bugs import known_bug
   from oracle.targets import Target
@@ -50,7 +50,7 @@ def test_a_mixed_value_lazy_escape_is_the_known_bug_by_its_mechanism() -> None:
                     body=(Op("relu", ("x0",), "v0"), Op("contiguous", ("v0",), "v1"), Op("mul", ("v1", "x0"), "v2"),
                           Op("mul", ("v2", "p0"), "v3"), Op("scale", ("x0", 2.0), "v4")),
                     backward=(Backward("v3"),), returns="v4")
-  verdict = check(program, Target("tinyjit"), "same-buffer", 5)
+  verdict = run_example(program, Target("tinyjit"), 5, "same-buffer")
   assert not verdict.findings and {name for name, _ in verdict.known} == {"lazy-escape-frozen-on-read"}, verdict
   mixed = [f for _, f in verdict.known if f.kind == "wrong-values"]
   assert mixed and all(known_bug(f, program) is None for f in mixed)  # only the mechanism rerun tells them

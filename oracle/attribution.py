@@ -13,7 +13,7 @@ from dataclasses import replace
 from oracle.compare import Verdict, judge
 from oracle.findings import Finding
 from oracle.runs import Trace, reference, run
-from oracle.subject import Program
+from oracle.subject import SubjectFactory
 from oracle.targets import Target
 
 STATIC_BLAME = {"invariant:graph-order": "graph", "invariant:input-not-copied": "capture", "invariant:prune-split": "prune"}
@@ -43,7 +43,7 @@ def _stages(target: Target, pruned: bool) -> list[tuple[str, Target]]:
           *([("prune", replace(target, prune=False))] if pruned else [])]
 
 
-def attribute(program: Program, target: Target, calls: int, mode: str, ref: Trace, got: Trace, verdict: Verdict) -> Verdict:
+def attribute(program: SubjectFactory, target: Target, calls: int, mode: str, ref: Trace, got: Trace, verdict: Verdict) -> Verdict:
   """Blame every finding on a stage; drop differences that only prune causes (documented), counting them as skipped."""
   dynamic = [f for f in verdict.findings if f.call is not None]
   blame = {id(f): static_stage(f) for f in verdict.findings if f.call is None}

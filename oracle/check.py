@@ -1,7 +1,8 @@
 """The judge for one program and one target: reference run, target run, static invariants, attribution.
 
-This is what the fuzzer, the tests and the CLI call: `check(program, target)` returns a Verdict whose
-findings are plain data, each blamed on a stage.
+`check(program, target)` is the whole judgement in one call, a Verdict whose findings are plain data, each blamed on a
+stage. The fuzzer calls its two parts (fuzz/campaign/example.py): `judge_program`, with the reference run of the
+previous target when it judged the same program, then `blame` only where a finding needs it.
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from oracle.attribution import attribute
 from oracle.compare import Verdict, judge, rejection
 from oracle.findings import Finding
 from oracle.runs import SAME_BUFFER, Hooks, Trace, reference, returned_paths, run
-from oracle.subject import Program, Subject
+from oracle.subject import Subject, SubjectFactory
 from oracle.targets import Target
 
 DEFAULT_CALLS = 5  # eager, capture, three replays
@@ -97,7 +98,7 @@ class Judged:
   got: Trace | None
 
 
-def judge_program(program: Program, target: Target, calls: int = DEFAULT_CALLS, mode: str = SAME_BUFFER, static: bool = True,
+def judge_program(program: SubjectFactory, target: Target, calls: int = DEFAULT_CALLS, mode: str = SAME_BUFFER, static: bool = True,
                   ref: Trace | None = None, on_plan: PlanSink | None = None) -> Judged:
   """Reference run (or `ref`, the same program's, to judge several targets against one), target run (with the
   static invariants at capture), and the judge's verdict, unattributed."""
@@ -117,13 +118,13 @@ def judge_program(program: Program, target: Target, calls: int = DEFAULT_CALLS, 
   return Judged(verdict, ref, got)
 
 
-def blame(program: Program, target: Target, calls: int, mode: str, judged: Judged) -> Verdict:
+def blame(program: SubjectFactory, target: Target, calls: int, mode: str, judged: Judged) -> Verdict:
   """The verdict with every finding blamed on a stage (see oracle/attribution.py)."""
   v = judged.verdict
   if v.rejected is not None or not v.findings or judged.got is None: return v
   return attribute(program, target, calls, mode, judged.ref, judged.got, v)
 
 
-def check(program: Program, target: Target, calls: int = DEFAULT_CALLS, mode: str = SAME_BUFFER, static: bool = True) -> Verdict:
+def check(program: SubjectFactory, target: Target, calls: int = DEFAULT_CALLS, mode: str = SAME_BUFFER, static: bool = True) -> Verdict:
   """Judge `program` under `target`: every undocumented difference from the reference, and every unsound plan, blamed."""
   return blame(program, target, calls, mode, judge_program(program, target, calls, mode, static))

@@ -26,12 +26,9 @@ class Verdict:
   findings: list[Finding] = field(default_factory=list)
   rejected: str | None = None
   advisories: list[Finding] = field(default_factory=list)  # contract deviations computing the same values: never fail a run
-  known: list[tuple[str, Finding]] = field(default_factory=list)  # (bug name, finding) a caller matched to a known tinygrad bug
   compared: int = 0
   skipped: Counter = field(default_factory=Counter)
   run_seconds: float = 0.0  # spent running the programs (reference and target), for the fuzzer's overhead figure
-  plan: tuple[tuple, ...] = ()  # the capture's planned buffers as `MemoryPlan.rows()`: what the fuzzer's census counts
-  graphs: tuple = ()  # the graph batches the target run ran (`planner.tg.GraphBatch`): the census's proof graphs ran
 
   @property
   def ok(self) -> bool: return not self.findings

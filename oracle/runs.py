@@ -15,7 +15,7 @@ from tinygrad import Tensor
 from tinygrad.nn.state import get_parameters
 
 from oracle.schedule import Schedule
-from oracle.subject import Program, Subject
+from oracle.subject import Subject, SubjectFactory
 from planner import tg
 
 FRESH, SAME_BUFFER = "fresh", "same-buffer"
@@ -136,7 +136,7 @@ class FrozenPython:
     return raw
 
 
-def run(program: Program, wrap: Wrap | None, calls: int, mode: str = SAME_BUFFER, context: dict | None = None,
+def run(program: SubjectFactory, wrap: Wrap | None, calls: int, mode: str = SAME_BUFFER, context: dict | None = None,
         hooks: Hooks | None = None, reference: bool = False) -> Trace:
   """Build a fresh instance of `program`, call it `calls` times (jitted by `wrap`, or eagerly), snapshot each call.
 
@@ -211,6 +211,6 @@ def eager(step: Callable[..., Any], prune: bool = False) -> Callable[..., Any]:
   return call
 
 
-def reference(program: Program, calls: int, mode: str = SAME_BUFFER, planner_on: bool = False) -> Trace:
+def reference(program: SubjectFactory, calls: int, mode: str = SAME_BUFFER, planner_on: bool = False) -> Trace:
   """What is correct: the program with the JIT off and the memory planner off (or on, as a second reference)."""
   return run(program, eager, calls, mode, {"JIT": 0} if planner_on else REFERENCE_CONTEXT, reference=True)

@@ -14,11 +14,11 @@ from tinygrad import Tensor
 from oracle.compare import Verdict, error_text
 from oracle.findings import JIT_ERROR, Finding
 from oracle.runs import FRESH, InputTensors
-from oracle.subject import Program, Subject
+from oracle.subject import Subject, SubjectFactory
 from oracle.targets import Target
 
 
-def check_static(program: Program, target: Target, on_plan: Any = None) -> Verdict:
+def check_static(program: SubjectFactory, target: Target, on_plan: Any = None) -> Verdict:
   """The invariants on `target`'s plan for `program` (the planner target's policy, planner and graph splitter), under its
   knobs. Where the default device has a graph (the NULL device, a GPU) the plan is compiled and graph-split too, so the
   graph-order invariant sees real batches: `DEV=NULL` checks a graph splitter with no device at all. `on_plan` is
@@ -30,7 +30,7 @@ def check_static(program: Program, target: Target, on_plan: Any = None) -> Verdi
     return check_capture(*captured, target, compile=tg.default_device_graphs(), on_plan=on_plan)
 
 
-def capture(program: Program) -> Verdict | tuple:
+def capture(program: SubjectFactory) -> Verdict | tuple:
   """(subject, returned value, captured linear, input BUFFERs) of the program's first call captured, or a rejection."""
   from planner import tg
   from planner.jit import realize_returned

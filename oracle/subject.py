@@ -1,6 +1,6 @@
 """A program under test, as plain callables: how to build one instance, call it, and what a user can observe.
 
-A `Program` builds a fresh `Subject` with its own parameters and state each time it is called, so the
+A `SubjectFactory` builds a fresh `Subject` with its own parameters and state each time it is called, so the
 reference run and each JIT run never share a buffer. Corpus programs in tests/ and fuzz programs from the
 generator's interpreter both take this shape.
 """
@@ -46,4 +46,4 @@ class Subject:
   method: bool = False
 
 
-Program = Callable[[], Subject]
+SubjectFactory = Callable[[], Subject]

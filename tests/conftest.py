@@ -2,13 +2,18 @@
 numpy snapshots, so test_corpus_oracle and test_fidelity judge and compare the very same runs."""
 from __future__ import annotations
 
-from collections.abc import Callable
+import shutil
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
 from oracle.runs import Trace, reference, run
 from oracle.targets import Target
 from tests.corpus import CALLS, CORPUS
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="session")
@@ -22,3 +27,15 @@ def traced() -> Callable[[str, Target | None, str], Trace]:
       cache[key] = Trace(t.calls)  # drop the JIT: its buffers and captured graph are not needed once snapshotted
     return cache[key]
   return get
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+  """A throwaway redis-server on a free local port (scripts/redis.sh installs it where it can), stopped after the module."""
+  where = tmp_path_factory.mktemp("redis")
+  started = subprocess.run(["bash", str(ROOT / "scripts/redis.sh"), str(where)], capture_output=True, text=True, timeout=300)
+  if started.returncode != 0 and shutil.which("redis-server") is None:
+    pytest.skip(f"redis-server cannot be installed here: {started.stderr}")
+  assert started.returncode == 0, started.stderr
+  yield started.stdout.strip()
+  subprocess.run(["kill", (where / "redis.pid").read_text().strip()], check=False)

@@ -13,16 +13,16 @@ from collections.abc import Callable
 import numpy as np
 from tinygrad import Context, Tensor, Variable, dtypes, nn
 
-from oracle.subject import Program, Subject
+from oracle.subject import Subject, SubjectFactory
 from tests.programs import step_16571
 
 CALLS = 5  # calls per run in the corpus tests: eager, capture, three replays
-CORPUS: dict[str, Program] = {}
+CORPUS: dict[str, SubjectFactory] = {}
 # programs whose JIT runs disagree with the reference in a way we believe is a genuine tinygrad bug (see the report)
-SUSPECTED_BUGS: dict[str, Program] = {}
+SUSPECTED_BUGS: dict[str, SubjectFactory] = {}
 
 
-def program(fn: Program) -> Program:
+def program(fn: SubjectFactory) -> SubjectFactory:
   CORPUS[fn.__name__] = fn
   return fn
 

@@ -1,4 +1,4 @@
-"""Planner plugins that take the process down on purpose, for the crash-isolation tests of `planfuzz run --workers`."""
+"""Planner plugins for the worker-process tests of `planfuzz run`: most take the process down on purpose."""
 import os
 import time
 from typing import Any
@@ -29,3 +29,10 @@ def breaks_device(linear: Any, held: set) -> Any:
   def hung(*args: Any, **kwargs: Any) -> Any: raise RuntimeError("Wait timeout: 30000 ms! (simulated)")
   Tensor.numpy = hung
   hung()
+
+
+def noting_pid(linear: Any, held: set) -> Any:
+  """planfuzz's own planner, noting which process it ran in (the file PLANFUZZ_TEST_PIDS names)."""
+  from planner.packer import planfuzz_planner
+  with open(os.environ["PLANFUZZ_TEST_PIDS"], "a") as f: f.write(f"{os.getpid()}\n")
+  return planfuzz_planner(linear, held)

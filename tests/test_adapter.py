@@ -58,7 +58,7 @@ def test_tensors_the_cycle_collector_freed_are_forgotten_after_each_example() ->
   walks the registry: the fuzz driver drops those entries after each example, so a long campaign does not slow down."""
   import gc
 
-  from fuzz.campaign.driver import check
+  from fuzz.campaign.example import run_example
   from fuzz.gen.program import Backward, Leaf, Op, Program
   from oracle.targets import Target
   dead = lambda: sum(ref() is None for ref in list(tg._tg["all_tensors"]))
@@ -72,7 +72,7 @@ def test_tensors_the_cycle_collector_freed_are_forgotten_after_each_example() ->
                     backward=(Backward("v0"),), returns="v0")
   gc.disable()  # no collection between the driver's clean-up and the count
   try:
-    assert not check(program, Target(), "fresh", 3).findings
+    assert not run_example(program, Target(), 3, "fresh").findings
     assert dead() == 0
   finally: gc.enable()
 
@@ -91,7 +91,7 @@ def test_a_generated_programs_tensors_die_with_its_example() -> None:
   level they were a cycle with the scope's functions, about 13 an example: static checks ran 11-19% faster without them)."""
   import gc
 
-  from fuzz.campaign.driver import check
+  from fuzz.campaign.example import run_example
   from oracle.targets import Target
   alive = lambda: sum(ref() is not None for ref in list(tg._tg["all_tensors"]))
   program = adam_step()
@@ -99,7 +99,7 @@ def test_a_generated_programs_tensors_die_with_its_example() -> None:
   gc.disable()  # only reference counting frees anything from here on
   try:
     before = alive()
-    assert not check(program, Target(), "fresh", 3).findings
+    assert not run_example(program, Target(), 3, "fresh").findings
     assert alive() == before
   finally: gc.enable()
 
@@ -107,7 +107,7 @@ def test_a_generated_programs_tensors_die_with_its_example() -> None:
 def test_uop_metadata_does_not_pile_up_across_examples(monkeypatch: pytest.MonkeyPatch) -> None:
   """backward() appends its metadata to hash-consed UOps that outlive a program, so each example lengthens tuples every
   later backward() copies (a quarter of a long differential worker's time): the driver empties the table after each."""
-  from fuzz.campaign.driver import check
+  from fuzz.campaign.example import run_example
   from oracle.targets import Target
   all_metadata = tg.uop_metadata()
   program = adam_step()
@@ -116,8 +116,8 @@ def test_uop_metadata_does_not_pile_up_across_examples(monkeypatch: pytest.Monke
     m.setattr(tg, "forget_uop_metadata", lambda: None)
     lengths = []
     for _ in range(3):
-      assert not check(program, Target("tinyjit"), "fresh", 3).findings
+      assert not run_example(program, Target("tinyjit"), 3, "fresh").findings
       lengths.append(longest())
     assert lengths[0] < lengths[1] < lengths[2], lengths
-  assert not check(program, Target("tinyjit"), "fresh", 3).findings
+  assert not run_example(program, Target("tinyjit"), 3, "fresh").findings
   assert len(all_metadata) == 0

@@ -11,7 +11,7 @@ from dataclasses import replace
 import pytest
 from tinygrad import Context
 
-from fuzz.campaign.driver import check
+from fuzz.campaign.example import run_example
 from fuzz.campaign.run import run_campaign
 from fuzz.gen.printer import to_script
 from fuzz.gen.program import Backward, Leaf, Op, Program
@@ -33,7 +33,7 @@ CLEAN_BUDGET, MUTANT_BUDGET, CORRECT_BUDGET, ADVISORY_BUDGET, HCQ2_BUDGET = 60, 
 def test_long_campaign_reports_nothing_but_known_bugs() -> None:
   """PlannedJit with the defaults and tinygrad's own TinyJit, each program judged against one shared reference run."""
   c = run_campaign((Target(), Target("tinyjit")), 0, CLEAN_BUDGET, stop_at_finding=False)
-  assert c.found is None, c.found and f"{c.found.target.describe()}:\n" + "\n".join(f.message for f in c.found.verdict.findings[:3])
+  assert c.found is None, c.found and f"{c.found.target.describe()}:\n" + "\n".join(f.message for f in c.found.outcome.findings[:3])
   assert c.stats.examples == 2 * CLEAN_BUDGET and c.stats.compared > 2 * CLEAN_BUDGET
   assert sum(c.stats.rejected.values()) < 0.01 * 2 * CLEAN_BUDGET, c.stats.rejected
 
@@ -57,7 +57,7 @@ def test_the_generator_meets_tinygrad_16618_blind() -> None:
     if len(drawn) < 4 and program.input_assign is not None: drawn.append(program)
 
   sample()
-  verdicts = [check(p, Target("tinyjit"), SAME_BUFFER, 5) for p in drawn]
+  verdicts = [run_example(p, Target("tinyjit"), 5, SAME_BUFFER) for p in drawn]
   assert len(drawn) == 4 and not any(v.findings for v in verdicts), [f.message for v in verdicts for f in v.findings]
   assert any(v.skipped["known tinygrad bug jit-input-assign-dropped"] for v in verdicts), [dict(v.skipped) for v in verdicts]
 
@@ -67,8 +67,8 @@ def test_returned_only_is_found_blind_and_its_repro_reproduces(tmp_path) -> None
   target = Target(policy="returned-only")
   found = run_campaign(target, 0, 100).found
   assert found is not None and any(f.kind in ("all-zeros", "wrong-values", "non-finite", "invariant:live-planned")
-                                   for f in found.verdict.findings)
-  script = to_script(found.program, target, found.mode, 5, found.verdict.findings[0])
+                                   for f in found.outcome.findings)
+  script = to_script(found.program, target, found.mode, 5, found.outcome.findings[0])
   program = script.split("def build():")[1].split("\ndef ")[0]
   assert len(program.strip().splitlines()) < 30
   path = tmp_path / "repro.py"
@@ -102,10 +102,10 @@ def test_an_advisory_mutant_is_reported_never_failed(name: str) -> None:
   """A campaign under the mutant finds nothing; a program through a second device, whose copy-lane buffers it frees
   at their last use, shows the advisory (a campaign's share of such programs moves with every change of the draws)."""
   c = run_campaign(Target.for_mutant(name), 0, ADVISORY_BUDGET, stop_at_finding=False)
-  assert c.found is None, c.found and c.found.verdict.findings[0].message
-  verdict = check(THROUGH_SECOND, Target.for_mutant(name), SAME_BUFFER, 5)
+  assert c.found is None, c.found and c.found.outcome.findings[0].message
+  verdict = run_example(THROUGH_SECOND, Target.for_mutant(name), 5, SAME_BUFFER)
   assert not verdict.findings and {a.kind for a in verdict.advisories} == {"advisory:copy-lane"}, verdict
-  assert not check(THROUGH_SECOND, Target(), SAME_BUFFER, 5).advisories  # tinygrad's own copy lane: nothing to advise
+  assert not run_example(THROUGH_SECOND, Target(), 5, SAME_BUFFER).advisories  # tinygrad's own copy lane: nothing to advise
 
 
 @pytest.mark.slow
@@ -114,7 +114,7 @@ def test_correct_planners_pass_a_campaign() -> None:
   one against one shared reference run: no finding, whatever their layout (the copy lane is an advisory)."""
   targets = tuple(Target(planner=f"tests.planners.correct:{name}") for name in CORRECT)
   c = run_campaign(targets, 1, CORRECT_BUDGET, stop_at_finding=False)
-  assert c.found is None, c.found and f"{c.found.target.planner}:\n" + "\n".join(f.message for f in c.found.verdict.findings[:3])
+  assert c.found is None, c.found and f"{c.found.target.planner}:\n" + "\n".join(f.message for f in c.found.outcome.findings[:3])
   assert c.stats.examples == len(CORRECT) * CORRECT_BUDGET and sum(c.stats.rejected.values()) <= len(CORRECT)
 
 
@@ -124,6 +124,6 @@ def test_hcq2_campaign_reports_nothing_but_known_bugs() -> None:
   process, where the whole JIT becomes one 'hcq' call, under both JITs, finds nothing."""
   code = ("from fuzz.campaign.run import run_campaign; from oracle.targets import Target; "
           f"c = run_campaign((Target(), Target('tinyjit')), 0, {HCQ2_BUDGET}, stop_at_finding=False); "
-          "print(c.stats.examples, c.found and c.found.verdict.findings[0].message)")
+          "print(c.stats.examples, c.found and c.found.outcome.findings[0].message)")
   out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, env={**os.environ, "HCQ2": "1"})
   assert out.returncode == 0 and out.stdout.split() == [str(2 * HCQ2_BUDGET), "None"], out.stdout + out.stderr

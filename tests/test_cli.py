@@ -74,14 +74,15 @@ def test_nothing_found_is_exit_0_with_a_summary(tmp_path: Path) -> None:
 
 def test_the_progress_line_counts_rejections_and_new_bugs_apart(capsys: pytest.CaptureFixture) -> None:
   """A long proof is watched through this line: rejections (generator bugs) and new bugs must show before its end."""
-  from fuzz.campaign.cli import Progress
-  from fuzz.campaign.driver import Stats
+  from fuzz.campaign.outcome import Outcome
+  from fuzz.campaign.runner import Progress
+  from fuzz.campaign.stats import Stats
   from oracle.compare import Verdict
   from oracle.findings import Finding
   stats = Stats()
-  stats.record(Verdict(rejected="eager: RuntimeError: shape 3 is odd"), 0.1)
-  stats.record(Verdict(findings=[Finding("wrong-values", "p0.grad", 2, "replay 1")]), 0.1)
-  stats.record(Verdict(), 0.1)
+  stats.record(Outcome.of(Verdict(rejected="eager: RuntimeError: shape 3 is odd")), 0.1)
+  stats.record(Outcome.of(Verdict(findings=[Finding("wrong-values", "p0.grad", 2, "replay 1")])), 0.1)
+  stats.record(Outcome.of(Verdict()), 0.1)
   Progress(10).show(stats, final=True)
   assert "planfuzz: 3/10 examples, 1 rejected, 1 new bug, 0 known, " in capsys.readouterr().err
 

@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 from tinygrad import TinyJit
 
-from fuzz.campaign.driver import check
+from fuzz.campaign.example import run_example
 from fuzz.gen.printer import to_script
 from oracle.compare import judge
 from oracle.runs import FRESH, SAME_BUFFER, reference, run
@@ -68,7 +68,7 @@ def test_a_generated_train_eval_loop_with_a_reset_is_clean(target: str, mode: st
   """Backward, an SGD step and an eval JIT beside a train JIT reset before call 2: the capture at call 3 plans anew
   with the live grads of then. Clean in the oracle, and in its repro script, which resets its JIT too."""
   program = replace(TRAIN_EVAL, reset=2)
-  verdict = check(program, Target(target), mode, 6)
+  verdict = run_example(program, Target(target), 6, mode)
   assert verdict.rejected is None and not verdict.findings, [f.message for f in verdict.findings]
   script = to_script(program, Target(target), mode, 6)
   assert "MODE, CALLS, RESET = " in script and ", 6, 2" in script

@@ -7,7 +7,7 @@ import sys
 import pytest
 from tinygrad import Tensor, TinyJit
 
-from fuzz.campaign.driver import check
+from fuzz.campaign.example import run_example
 from fuzz.gen.interpret import to_subject
 from fuzz.gen.printer import to_script
 from fuzz.gen.program import Backward, InputAssign, Leaf, Op, Program, Update
@@ -24,7 +24,7 @@ TRAIN_EVAL = Program(params=(Leaf("p0", (8,), seed=1),), inputs=(Leaf("x0", (8,)
 @pytest.mark.parametrize("target", ["tinyjit", "planner"])
 @pytest.mark.parametrize("mode", ["same-buffer", "fresh"])
 def test_a_train_eval_loop_is_clean(target: str, mode: str) -> None:
-  verdict = check(TRAIN_EVAL, Target(target), mode, 5)
+  verdict = run_example(TRAIN_EVAL, Target(target), 5, mode)
   assert verdict.rejected is None and not verdict.findings, verdict
   assert verdict.compared == 4 * 5  # ret, eval, p0.grad and p0 after each of 5 calls
 
@@ -61,7 +61,7 @@ def test_a_fed_back_input_reaches_the_eval_step_rewritten(target: str, tmp_path)
 
   from fuzz.gen.program import Feedback
   program = replace(TRAIN_EVAL, feedback=Feedback(0, ()), realize_grads=True)
-  verdict = check(program, Target(target), SAME_BUFFER, 5)
+  verdict = run_example(program, Target(target), 5, SAME_BUFFER)
   assert verdict.rejected is None and not verdict.findings, [f.message for f in verdict.findings]
   script = tmp_path / "repro.py"
   script.write_text(to_script(program, Target(target), SAME_BUFFER, 5))
@@ -77,7 +77,7 @@ def test_a_model_method_jitted_with_the_decorator_form_is_clean(target: str, mod
   oracle and in the repro script, which writes the decorator form."""
   from dataclasses import replace
   program = replace(TRAIN_EVAL, method=True)
-  verdict = check(program, Target(target), mode, 5)
+  verdict = run_example(program, Target(target), 5, mode)
   assert verdict.rejected is None and not verdict.findings, [f.message for f in verdict.findings]
   assert verdict.compared == 4 * 5
   script = to_script(program, Target(target), mode, 5)
@@ -113,7 +113,7 @@ INPUT_ASSIGN = Program(params=(Leaf("p0", (8,), seed=1),), inputs=(Leaf("x0", (8
 def test_an_input_assigned_in_the_step_is_the_known_tinygrad_bug(target: str) -> None:
   """Replays never run the lazy assign (tinygrad#16618): with inputs refilled in place the input keeps this call's
   data, a finding matched to jit-input-assign-dropped by its mechanism (gone once the step realizes the assign)."""
-  verdict = check(INPUT_ASSIGN, Target(target), SAME_BUFFER, 5)
+  verdict = run_example(INPUT_ASSIGN, Target(target), 5, SAME_BUFFER)
   assert verdict.rejected is None and not verdict.findings, [f.message for f in verdict.findings]
   assert {name for name, f in verdict.known} == {"jit-input-assign-dropped"}
   assert {(f.subject, f.call) for _, f in verdict.known} == {("x0", 2), ("x0", 3), ("x0", 4)}
@@ -125,6 +125,6 @@ def test_an_input_assign_realized_in_the_step_is_clean(target: str, mode: str) -
   """The same step realizing its assign: every call assigns the input, and the oracle compares it every call (with
   fresh inputs the observable is the capture call's input object, frozen then)."""
   from dataclasses import replace
-  verdict = check(replace(INPUT_ASSIGN, realize_escapes=True), Target(target), mode, 5)
+  verdict = run_example(replace(INPUT_ASSIGN, realize_escapes=True), Target(target), 5, mode)
   assert verdict.rejected is None and not verdict.findings and not verdict.known, [f.message for f in verdict.findings]
   assert verdict.compared == 3 * 5  # ret, p0.grad and x0 after each call

@@ -5,6 +5,7 @@ import sys
 from pathlib import Path
 
 from fuzz.campaign.bugbook import BugBook
+from fuzz.campaign.outcome import Outcome
 from oracle.compare import Verdict
 from oracle.findings import Finding
 from oracle.signature import role, signature
@@ -23,17 +24,18 @@ def test_roles_ignore_the_numbers_in_a_name() -> None:
   assert signature(a) == signature(b) != signature(Finding("invariant:live-planned", "kept[0]", attribution="planner"))
 
 
-def _verdict(*findings: Finding, known: str | None = None) -> Verdict:
-  return Verdict(findings=[] if known else list(findings), known=[(known, f) for f in findings] if known else [])
+def _outcome(*findings: Finding, known: str | None = None) -> Outcome:
+  verdict = Verdict(findings=list(findings))
+  return Outcome(verdict, [], [(known, f) for f in findings]) if known else Outcome.of(verdict)
 
 
 def test_the_book_counts_examples_under_their_headline_and_merges_across_processes() -> None:
   grad = Finding("all-zeros", "p0.grad", 2, "replay 1", attribution="planner")
   ret = Finding("stale", "ret", 2, "replay 1", attribution="capture")
   one, other = BugBook(), BugBook()
-  assert one.record(_verdict(grad, ret), 1, 0.5) is not None and one.record(_verdict(grad), 2, 0.9) is None
-  other.record(_verdict(ret), 1, 0.2)
-  other.record(_verdict(ret, known="lazy-escape-frozen-on-read"), 2, 0.3)
+  assert one.record(_outcome(grad, ret), 1, 0.5) is not None and one.record(_outcome(grad), 2, 0.9) is None
+  other.record(_outcome(ret), 1, 0.2)
+  other.record(_outcome(ret, known="lazy-escape-frozen-on-read"), 2, 0.3)
   one.merge(other.to_plain(), offset=2)
   counts = {(str(b.signature), b.new): (b.count, b.first_example) for b in one.sorted()}
   assert counts == {("all-zeros on a grad, blamed on planner", True): (2, 1), ("stale on a returned, blamed on capture", True): (1, 3),
@@ -74,15 +76,15 @@ def test_a_bug_that_needs_what_ran_before_is_context_dependent(tmp_path: Path) -
 def test_the_first_program_of_each_rejection_reason_is_handed_over(tmp_path: Path) -> None:
   """The generator promises valid programs, so a rejection needs a program to look at: the first one per reason is
   written as a runnable script, and the summary names it next to the count."""
+  from fuzz.campaign.messages import Result
   from fuzz.campaign.triage import Triage
-  from fuzz.campaign.workers import Result
   from fuzz.gen.program import Backward, Leaf, Op, Program
   from oracle.targets import Target
   program = Program(params=(Leaf("p0", (4,), seed=1),), inputs=(), state=(), body=(Op("relu", ("p0",), "v0"),),
                     backward=(Backward("v0"),), returns="v0")
   triage = Triage(Target(), 5, tmp_path, 1)
   for n in (3, 4):  # one reason: the numbers differ only
-    triage.on_event(Result(0, program, "fresh", (), Verdict(rejected=f"eager: RuntimeError: shape {n} is odd"), 0.1))
+    triage.on_event(Result(0, program, "fresh", (), Outcome.of(Verdict(rejected=f"eager: RuntimeError: shape {n} is odd")), 0.1))
   triage.finish(confirm=False)
   [script] = tmp_path.glob("rejected-*.py")
   text = script.read_text()
@@ -93,8 +95,8 @@ def test_the_first_program_of_each_rejection_reason_is_handed_over(tmp_path: Pat
 def test_a_bug_is_on_disk_from_first_sight_and_replaced_once_shrunk(tmp_path: Path) -> None:
   """A campaign killed before its end (a CI job's time limit, a lost machine) still leaves each bug's repro: it is
   written when the bug is first seen and rewritten in place once shrunk, never as a second, near-identical script."""
+  from fuzz.campaign.messages import Result, ShrinkStep
   from fuzz.campaign.triage import Triage
-  from fuzz.campaign.workers import Result, ShrinkStep
   from fuzz.gen.program import Backward, Leaf, Op, Program
   from oracle.targets import Target
   leaf = (Leaf("p0", (4,), seed=1),)
@@ -103,10 +105,10 @@ def test_a_bug_is_on_disk_from_first_sight_and_replaced_once_shrunk(tmp_path: Pa
   small = Program(params=leaf, inputs=(), state=(), body=(Op("relu", ("p0",), "v0"),), backward=(Backward("v0"),), returns="v0")
   grad = Finding("wrong-values", "p0.grad", 2, "replay 1")
   triage = Triage(Target(), 5, tmp_path, 1)
-  triage.on_event(Result(0, big, "fresh", (), Verdict(findings=[grad]), 0.1))
+  triage.on_event(Result(0, big, "fresh", (), Outcome.of(Verdict(findings=[grad])), 0.1))
   [first] = tmp_path.glob("bug-*.py")
   assert "exp()" in first.read_text()
-  triage.on_event(Result(0, small, "fresh", (), Verdict(findings=[grad]), 0.1))  # the same bug again: still the first program
+  triage.on_event(Result(0, small, "fresh", (), Outcome.of(Verdict(findings=[grad])), 0.1))  # the same bug again: still the first program
   assert "exp()" in first.read_text()
   triage.on_event(ShrinkStep(0, signature(grad), small, "fresh", (), grad))
   assert list(tmp_path.glob("bug-*.py")) == [first]  # shrinking is still going on
@@ -117,7 +119,7 @@ def test_a_bug_is_on_disk_from_first_sight_and_replaced_once_shrunk(tmp_path: Pa
   triage.finish(confirm=False)
   assert sorted(tmp_path.glob("bug-*.py")) == sorted([first, unshrunk])
   again = Triage(Target(), 5, tmp_path, 1)  # a later campaign into the same dir, starting from the saved shrunk program
-  again.on_event(Result(0, small, "fresh", (), Verdict(findings=[grad]), 0.1))
+  again.on_event(Result(0, small, "fresh", (), Outcome.of(Verdict(findings=[grad])), 0.1))
   assert list(tmp_path.glob("bug-*.py")) == [first] and again.stats.bugs.sorted()[0].repro == str(first)
 
 

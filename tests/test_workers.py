@@ -1,5 +1,4 @@
 """Worker processes: shares, crash and hang isolation, and the example database shared through redis."""
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -45,22 +44,26 @@ def test_a_worker_whose_emulated_device_broke_is_replaced(tmp_path: Path, monkey
   assert len(seen) == 3 and len(set(seen)) == 3, seen
 
 
+@pytest.mark.parametrize("limit, examples, why", [(["--worker-examples", "2"], 5, "2 x ran N examples (--worker-examples N)"),
+                                                  (["--max-rss", "1"], 3, "2 x resident memory N MB (--max-rss N)")])
+def test_a_worker_past_its_limits_is_replaced_and_nothing_is_lost(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, limit: list[str],
+                                                                  examples: int, why: str) -> None:
+  """A worker past a limit retires between examples and a fresh process takes the rest of its share: every example is
+  run and counted once (2 + 2 + 1 examples under a cap of 2; one each when every process is past its memory limit after
+  its first), and the summary says why each worker was replaced."""
+  pids = tmp_path / "pids"
+  monkeypatch.setenv("PLANFUZZ_TEST_PIDS", str(pids))
+  run = planfuzz("run", "--planner", "tests.crashing_planner:noting_pid", "--examples", str(examples), *limit, "--seed", "1",
+                 "--db", "none", "--no-confirm", "--repro-dir", str(tmp_path))
+  assert f"{examples} examples in" in run.stdout and f"workers replaced: 2 ({why})" in run.stdout, run.stdout + run.stderr
+  assert len(set(pids.read_text().split())) == 3
+
+
 def test_a_hanging_planner_times_out_as_a_hang(tmp_path: Path) -> None:
   run = planfuzz("run", "--planner", "tests.crashing_planner:hang", "--examples", "1", "--timeout", "2", "--seed", "0",
                  "--db", "none", "--repro-dir", str(tmp_path))
   assert run.returncode == 1 and "NEW [confirmed] hang on a worker process" in run.stdout, run.stdout
   assert "no result after 2s" in (tmp_path / "report.md").read_text() and len(list(tmp_path.glob("bug-hang-*.py"))) == 1
-
-
-@pytest.fixture(scope="module")
-def redis_url(tmp_path_factory: pytest.TempPathFactory):
-  where = tmp_path_factory.mktemp("redis")
-  started = subprocess.run(["bash", str(ROOT / "scripts/redis.sh"), str(where)], capture_output=True, text=True, timeout=300)
-  if started.returncode != 0 and shutil.which("redis-server") is None:
-    pytest.skip(f"redis-server cannot be installed here: {started.stderr}")
-  assert started.returncode == 0, started.stderr
-  yield started.stdout.strip()
-  subprocess.run(["kill", (where / "redis.pid").read_text().strip()], check=False)
 
 
 def saved(url: str) -> int:

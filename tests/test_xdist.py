@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from fuzz.campaign.driver import Stats
+from fuzz.campaign.outcome import Outcome
+from fuzz.campaign.stats import Stats
 from oracle.compare import Verdict
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -15,8 +16,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def test_stats_merge_adds_workers_side_by_side() -> None:
   a, b, total = Stats(), Stats(), Stats()
-  a.record(Verdict(compared=3), 0.5)
-  b.record(Verdict(compared=4, rejected="JitError: refused"), 1.5)
+  a.record(Outcome.of(Verdict(compared=3)), 0.5)
+  b.record(Outcome.of(Verdict(compared=4, rejected="JitError: refused")), 1.5)
   for s in (a, b): total.merge(s.to_plain())
   assert (total.examples, total.compared, total.workers, sum(total.rejected.values())) == (2, 7, 2, 1)
   assert total.span[0] <= min(a.span[0], b.span[0]) and total.span[1] >= max(a.span[1], b.span[1])

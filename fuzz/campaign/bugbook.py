@@ -5,11 +5,11 @@ the smallest program that still shows it; its status says whether a fresh proces
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from fuzz.campaign.confirm import UNCONFIRMED
-from oracle.compare import Verdict
+from fuzz.campaign.outcome import Outcome
 from oracle.findings import Finding
 from oracle.signature import Signature, signature
 
@@ -54,15 +54,18 @@ class Bug:
   def best(self) -> Sample | None: return self.shrunk or self.first
 
 
-def signatures(verdict: Verdict) -> list[tuple[Signature, Finding]]:
-  """Every (signature, finding) of a verdict, known tinygrad bugs included, the headline (first) finding first."""
-  return [(signature(f), f) for f in verdict.findings] + [(signature(f, name), f) for name, f in verdict.known]
+_NOT_PLAIN = ("signature", "first", "shrunk", "history")  # programs, kept in the process that saw them
 
 
-def headline(verdict: Verdict) -> tuple[Signature, Finding] | None:
+def signatures(outcome: Outcome) -> list[tuple[Signature, Finding]]:
+  """Every (signature, finding) of an outcome, known tinygrad bugs included, the headline (first) finding first."""
+  return [(signature(f), f) for f in outcome.findings] + [(signature(f, name), f) for name, f in outcome.known]
+
+
+def headline(outcome: Outcome) -> tuple[Signature, Finding] | None:
   """The signature an example counts under: its first new finding (the invariants come first: they name the cause),
   else its first known one."""
-  return next(iter(signatures(verdict)), None)
+  return next(iter(signatures(outcome)), None)
 
 
 @dataclass
@@ -70,9 +73,9 @@ class BugBook:
   bugs: dict[Signature, Bug] = field(default_factory=dict)
   findings: int = 0  # examples with a finding, known ones included
 
-  def record(self, verdict: Verdict, example: int, seconds: float, sample: Sample | None = None) -> Bug | None:
+  def record(self, outcome: Outcome, example: int, seconds: float, sample: Sample | None = None) -> Bug | None:
     """Count one example under its headline signature; the new Bug when this signature was not seen before."""
-    if (head := headline(verdict)) is None: return None
+    if (head := headline(outcome)) is None: return None
     sig, finding = head
     self.findings += 1
     if (bug := self.bugs.get(sig)) is not None:
@@ -85,23 +88,23 @@ class BugBook:
   def new(self) -> list[Bug]: return [b for b in self.sorted() if b.new]
 
   def to_plain(self) -> dict:
-    """What pytest-xdist can carry to the controller: no programs, only what the summary prints."""
+    """Plain data: what pytest-xdist carries to the controller and a resumed campaign reads back. No programs (a bug
+    read back is never written again: its files are on disk), everything else the report says."""
     return {"findings": self.findings, "bugs": [
-      {"signature": [b.signature.kind, b.signature.stage, b.signature.role, b.signature.known], "message": b.message, "count": b.count,
-       "first_example": b.first_example, "first_seconds": b.first_seconds, "status": b.status, "repro": b.repro,
-       "repro_lines": b.repro_lines} for b in self.bugs.values()]}
+      {"signature": [b.signature.kind, b.signature.stage, b.signature.role, b.signature.known]} |
+      {f.name: getattr(b, f.name) for f in fields(Bug) if f.name not in _NOT_PLAIN} for b in self.bugs.values()]}
 
   def merge(self, plain: dict, offset: int = 0) -> None:
     """Add another process's bugs (`to_plain`): counts add up, the earliest first sighting wins."""
     self.findings += plain["findings"]
     for d in plain["bugs"]:
       sig = Signature(*d["signature"])
-      fields = {k: v for k, v in d.items() if k != "signature"} | {"first_example": d["first_example"] + offset}
-      if (bug := self.bugs.get(sig)) is None: self.bugs[sig] = Bug(sig, **fields)
+      given = {k: v for k, v in d.items() if k != "signature"} | {"first_example": d["first_example"] + offset}
+      if (bug := self.bugs.get(sig)) is None: self.bugs[sig] = Bug(sig, **given)
       else:
         bug.count += d["count"]
         if (d["first_seconds"], d["first_example"]) < (bug.first_seconds, bug.first_example):
-          bug.first_example, bug.first_seconds, bug.message = fields["first_example"], d["first_seconds"], d["message"]
+          bug.first_example, bug.first_seconds, bug.message = given["first_example"], d["first_seconds"], d["message"]
         bug.repro = bug.repro or d["repro"]
 
   def summary(self) -> list[str]:

@@ -1,9 +1,9 @@
 """The census of a campaign: for every feature, how many examples had it and how many planned a buffer of it.
 
 A green run proves what it covered with these figures: `sharded: 14% of examples, 9% planned a multi-device
-buffer`. It counts from each example's program and its capture's plan rows (`Verdict.plan`), so it needs no second
-run, and it merges across workers like the rest of `fuzz.campaign.driver.Stats`. On a device with a graph runner it also counts
-what the graphs really ran (`Verdict.graphs`, read off tinygrad's graph runners as they ran, never the program text).
+buffer`. It counts from each example's program and its capture's plan rows (`Outcome.plan`), so it needs no second
+run, and it merges across workers like the rest of `fuzz.campaign.stats.Stats`. On a device with a graph runner it also counts
+what the graphs really ran (`Outcome.graphs`, read off tinygrad's graph runners as they ran, never the program text).
 """
 from __future__ import annotations
 

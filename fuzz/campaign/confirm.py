@@ -72,7 +72,7 @@ tinygrad cache) matters. Run from the planfuzz checkout. Exit status 1: the last
 """
 import sys
 
-from fuzz.campaign.driver import check, under_knobs
+from fuzz.campaign.example import run_example, under_knobs
 from fuzz.gen.program import *  # noqa: F403 (the programs below are written with the IR's constructors)
 from oracle.targets import Target
 
@@ -83,9 +83,9 @@ PRECEDING = [
 FAILING = ({program!r}, {mode!r}, {dict(knobs)!r})
 
 for i, (program, mode, knobs) in enumerate(PRECEDING):
-  check(program, under_knobs(TARGET, knobs), mode, CALLS)
-verdict = check(FAILING[0], under_knobs(TARGET, FAILING[2]), FAILING[1], CALLS, attribute=True)
-for f in verdict.findings: print(f.message)
-print("reproduced after the preceding programs" if verdict.findings else "not reproduced")
-sys.exit(1 if verdict.findings else 0)
+  run_example(program, under_knobs(TARGET, knobs), CALLS, mode)
+outcome = run_example(FAILING[0], under_knobs(TARGET, FAILING[2]), CALLS, FAILING[1], attribute=True)
+for f in outcome.findings: print(f.message)
+print("reproduced after the preceding programs" if outcome.findings else "not reproduced")
+sys.exit(1 if outcome.findings else 0)
 '''

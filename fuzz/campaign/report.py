@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from fuzz.campaign.bugbook import Bug
+from fuzz.campaign.files import atomic_write
+from fuzz.campaign.stats import Stats
 
 
 @dataclass(frozen=True)
@@ -28,6 +30,9 @@ class Meta:
   workers: int
   command: str
   summary: tuple[str, ...] = ()
+  runs: int = 1  # runs of the command this report covers (a campaign killed and resumed: fuzz/campaign/resume.py)
+  fleet: str = "local"  # the CI run this campaign is one runner of (--fleet)
+  runner: str = ""  # which runner: $PLANFUZZ_RUNNER, else the host name
 
 
 def entry(bug: Bug) -> dict[str, Any]:
@@ -90,10 +95,12 @@ def markdown(bugs: list[Bug], meta: Meta) -> str:
   return "\n".join(lines)
 
 
-def write(bugs: list[Bug], meta: Meta, md_path: Path) -> tuple[Path, Path]:
-  """report.md at `md_path` and report.json beside it."""
-  md_path.parent.mkdir(parents=True, exist_ok=True)
-  md_path.write_text(markdown(bugs, meta))
+def write(bugs: list[Bug], meta: Meta, md_path: Path, stats: Stats | None = None) -> tuple[Path, Path]:
+  """report.md at `md_path` and report.json beside it, each written whole or not at all; the json carries the
+  campaign's stats (census, rates, rejections) for `planfuzz merge`."""
+  atomic_write(md_path, markdown(bugs, meta))
   js = md_path.with_suffix(".json")
-  js.write_text(json.dumps({"meta": vars(meta) | {"summary": list(meta.summary)}, "bugs": [entry(b) for b in bugs]}, indent=1, default=str))
+  plain = {"meta": vars(meta) | {"summary": list(meta.summary)}, "bugs": [entry(b) for b in bugs]}
+  if stats is not None: plain["stats"] = {k: v for k, v in stats.to_plain().items() if k != "bugs"}
+  atomic_write(js, json.dumps(plain, indent=1, default=str))
   return md_path, js

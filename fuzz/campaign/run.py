@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
-from fuzz.campaign.driver import Stats, check, under_knobs
+from fuzz.campaign.example import run_example, under_knobs
+from fuzz.campaign.outcome import Outcome
+from fuzz.campaign.stats import Stats
 from fuzz.gen.program import Program
 from fuzz.gen.strategies import knob_settings, programs
-from oracle.compare import Verdict
 from oracle.runs import MODES
 from oracle.targets import Target
 
@@ -25,7 +26,7 @@ class Found:
   target: Target
   program: Program
   mode: str
-  verdict: Verdict
+  outcome: Outcome
   example: int  # 1-based
   seconds: float  # since the campaign started
 
@@ -56,10 +57,10 @@ def run_campaign(target: Target | tuple[Target, ...], seed_value: int, examples:
       return  # done: the remaining examples are only drawn (milliseconds), never run
     for t in targets:
       t0 = time.perf_counter()
-      verdict = check(program, under_knobs(t, knobs), mode, calls)
-      result.stats.record(verdict, time.perf_counter() - t0, program=program)
-      if verdict.findings and result.found is None:
-        result.found = Found(t, program, mode, verdict, result.stats.examples, time.perf_counter() - start)
+      outcome = run_example(program, under_knobs(t, knobs), calls, mode)
+      result.stats.record(outcome, time.perf_counter() - t0, program=program)
+      if outcome.findings and result.found is None:
+        result.found = Found(t, program, mode, outcome, result.stats.examples, time.perf_counter() - start)
 
   example()
   return result

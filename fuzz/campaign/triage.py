@@ -12,9 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from fuzz.campaign.bugbook import Bug, Sample, headline
-from fuzz.campaign.confirm import CONTEXT_DEPENDENT, KNOWN, confirm_all, context_script, expected_line
-from fuzz.campaign.driver import Stats, reason_class, under_knobs
-from fuzz.campaign.workers import Event, Result, ShrinkStep
+from fuzz.campaign.confirm import CONTEXT_DEPENDENT, KNOWN, UNCONFIRMED, confirm_all, context_script, expected_line
+from fuzz.campaign.example import under_knobs
+from fuzz.campaign.files import atomic_write
+from fuzz.campaign.messages import Event, Result, Retired, ShrinkStep
+from fuzz.campaign.stats import Stats, reason_class
 from fuzz.gen.interpret import source
 from oracle.targets import Target
 
@@ -32,18 +34,19 @@ class Triage:
   def on_slot(self, slot: Any) -> None: self.slots[slot.job.worker] = slot
 
   def on_event(self, event: Event) -> None:
-    if isinstance(event, ShrinkStep): self._shrink(event)
+    if isinstance(event, Retired): self.stats.replaced[reason_class(event.why)] += 1
+    elif isinstance(event, ShrinkStep): self._shrink(event)
     elif event.shrinking is not None: self._died_shrinking(event)
     else: self._example(event)
 
   def _sample(self, r: Result) -> Sample | None:
-    head = headline(r.verdict)
+    head = headline(r.outcome)
     return None if head is None or r.program is None else Sample(r.program, r.mode, r.knobs, head[1], r.plan)
 
   def _example(self, r: Result) -> None:
-    if r.verdict.rejected is not None and r.program is not None:
-      self.rejections.setdefault(reason_class(r.verdict.rejected), Sample(r.program, r.mode, r.knobs, None, None))
-    bug = self.stats.record(r.verdict, r.seconds, self._sample(r), r.program)
+    if r.outcome.rejected is not None and r.program is not None:
+      self.rejections.setdefault(reason_class(r.outcome.rejected), Sample(r.program, r.mode, r.knobs, None, None))
+    bug = self.stats.record(r.outcome, r.seconds, self._sample(r), r.program)
     if bug is None: return
     if (slot := self.slots.get(r.worker)) is not None:
       bug.history = slot.history[:-1]  # what this process ran before the program that showed the bug
@@ -52,8 +55,8 @@ class Triage:
   def _died_shrinking(self, r: Result) -> None:
     """A candidate crashed or hung the worker while it shrank a bug: a bug of its own, and the shrink's note."""
     if (bug := self.stats.bugs.bugs.get(r.shrinking)) is not None:
-      bug.shrink_note = f"stopped: a candidate took the worker down ({r.verdict.findings[0].kind}, reported as its own bug)"
-    if (new := self.stats.bugs.record(r.verdict, self.stats.examples, r.seconds, self._sample(r))) is not None: self._write(new)
+      bug.shrink_note = f"stopped: a candidate took the worker down ({r.outcome.findings[0].kind}, reported as its own bug)"
+    if (new := self.stats.bugs.record(r.outcome, self.stats.examples, r.seconds, self._sample(r))) is not None: self._write(new)
 
   def _shrink(self, step: ShrinkStep) -> None:
     if (bug := self.stats.bugs.bugs.get(step.signature)) is None: return
@@ -72,7 +75,7 @@ class Triage:
     bugs = self.stats.bugs.sorted()
     for bug in bugs: self._write(bug)
     self._write_rejections()
-    todo = [b for b in bugs if b.new and b.repro is not None]
+    todo = [b for b in bugs if b.new and b.repro is not None and b.status == UNCONFIRMED]  # an earlier run's were confirmed
     for bug in bugs:
       if not bug.new: bug.status = KNOWN
     if confirm and todo:
@@ -97,7 +100,7 @@ class Triage:
     self.repro_dir.mkdir(parents=True, exist_ok=True)
     stem = self._stem(bug)
     text = self._script(best)
-    Path(f"{stem}.py").write_text(text)
+    atomic_write(Path(f"{stem}.py"), text)
     bug.repro, bug.repro_lines = f"{stem}.py", program_lines(text)
     unshrunk, plan, svg = Path(f"{stem}.unshrunk.py"), Path(f"{stem}.plan.json"), Path(f"{stem}.svg")
     if bug.shrunk is not None and bug.first is not None and bug.shrunk.program != bug.first.program:

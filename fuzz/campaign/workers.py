@@ -19,12 +19,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from fuzz.campaign.cli import DEFAULT_SHRINK_BUDGET
 from fuzz.campaign.explore import example_key, explore
+from fuzz.campaign.messages import Event, Exited, Job, Result, Retired, ShrinkStep, Started
+from fuzz.campaign.outcome import Outcome
 from oracle.compare import Verdict
 from oracle.findings import Finding
-from oracle.signature import Signature
-from oracle.targets import Target
 from planner.graph_mutants import planted
 
 CRASH, HANG = "crash", "hang"
@@ -32,56 +31,10 @@ POLL_S = 0.2
 
 
 @dataclass(frozen=True)
-class Job:
-  """One worker's share; `reuse` lets it replay the database first (one worker does, so none replays it twice)."""
-  target: Target
-  mode: str | None  # None: drawn per example
-  calls: int
-  examples: int
-  deadline: float | None  # time.time() after which no new example starts
-  seed: int
-  worker: int
-  db: str
-  shared_db: str | None = None
-  reuse: bool = True
-  restart: int = 0
-  skip: frozenset[str] = frozenset()  # programs that crashed or hung an earlier worker of this share: never rerun
-  claims: str | None = None  # the directory where workers claim the bugs they shrink (None: this worker alone)
-  shrink_budget: float = DEFAULT_SHRINK_BUDGET
-  strict: bool = False  # advisories count as findings
-  graph_mutant: str | None = None  # a fault planted in tinygrad's graph replay for the worker's life (planner/graph_mutants.py)
-
-
-@dataclass
-class Result:
-  """One example as the parent sees it; `program` is None only when a worker died outside any example. `shrinking`:
-  the signature a worker was shrinking when this program crashed or hung it."""
-  worker: int
-  program: Any
-  mode: str
-  knobs: tuple[tuple[str, int], ...]
-  verdict: Verdict
-  seconds: float
-  plan: dict | None = None
-  shrinking: Signature | None = None
-
-
-@dataclass
-class ShrinkStep:
-  """A smaller program that still shows the bug being shrunk (`done` False), or the end of its shrinking."""
-  worker: int
-  signature: Signature
-  program: Any = None
-  mode: str = ""
-  knobs: tuple[tuple[str, int], ...] = ()
-  finding: Finding | None = None
-  plan: dict | None = None
-  done: bool = False
-  steps: int = 0
-  seconds: float = 0.0
-
-
-Event = Result | ShrinkStep
+class Pending:
+  """The program a worker announced and has not finished: what the parent reports if the worker dies or hangs."""
+  started: Started
+  at: float  # perf_counter when it was announced
 
 
 def _worker(job: Job, conn: Any) -> None:
@@ -90,7 +43,6 @@ def _worker(job: Job, conn: Any) -> None:
   stops the pool and reports what the workers finished."""
   signal.signal(signal.SIGINT, signal.SIG_IGN)
   with planted(job.graph_mutant): explore(job, conn.send)
-  conn.send(("exit", job.worker))
   conn.close()
 
 
@@ -110,7 +62,7 @@ class _Slot:
 
   def __init__(self, ctx: Any, job: Job) -> None:
     self.job, self.done, self.finished, self.retired = job, 0, False, False
-    self.pending: tuple | None = None  # (program, mode, knobs, perf_counter at start, signature being shrunk)
+    self.pending: Pending | None = None
     self.history: list[tuple] = []  # (program, mode, knobs) of every program this process started, in order
     self.conn, child = ctx.Pipe(duplex=False)
     self.proc = ctx.Process(target=_worker, args=(job, child), daemon=True, name=f"planfuzz-worker-{job.worker}")
@@ -122,35 +74,37 @@ class _Slot:
     try:
       while not self.finished and self.conn.poll():
         msg = self.conn.recv()
-        if msg[0] == "start":
-          self.pending = (*msg[2:5], time.perf_counter(), msg[5])
-          self.history.append(msg[2:5])
-        elif msg[0] == "done":
+        if isinstance(msg, Started):
+          self.pending = Pending(msg, time.perf_counter())
+          self.history.append((msg.program, msg.mode, msg.knobs))
+        elif isinstance(msg, Result):
           self.pending, self.done = None, self.done + 1
-          on_event(Result(*msg[1:]))
-        elif msg[0] == "shrunk":
-          self.pending = None
-          on_event(ShrinkStep(*msg[1:]))
-        elif msg[0] == "shrink-end": on_event(ShrinkStep(msg[1], msg[2], done=True, steps=msg[3], seconds=msg[4]))
-        elif msg[0] == "retire": self.retired = True  # its device broke: a fresh process takes the rest of its share
-        else: self.finished = True
+          on_event(msg)
+        elif isinstance(msg, ShrinkStep):
+          if not msg.done: self.pending = None
+          on_event(msg)
+        elif isinstance(msg, Retired):  # a fresh process takes the rest of its share
+          self.retired, self.finished = True, True
+          on_event(msg)
+        elif isinstance(msg, Exited): self.finished = True
     except (EOFError, OSError): pass  # the worker is gone: `watch` says how
 
   def watch(self, ctx: Any, on_event: Callable[[Event], None], timeout: float) -> _Slot:
     """This slot, or its replacement when the worker died or overran `timeout` on one program (reported as a finding,
     with the bug it was shrinking then, whose smallest program so far is kept)."""
-    hung = self.pending is not None and time.perf_counter() - self.pending[3] > timeout
+    hung = self.pending is not None and time.perf_counter() - self.pending.at > timeout
     if self.finished: return self.successor(ctx) if self.retired else self
     if self.proc.is_alive() and not hung: return self
     if hung: self.proc.kill()
     self.proc.join(5)
     self.read(on_event)
     if self.finished: return self
-    program, mode, knobs, started, shrinking = self.pending or (None, self.job.mode or "", (), time.perf_counter(), None)
+    p = self.pending or Pending(Started(self.job.worker, None, self.job.mode or "", ()), time.perf_counter())
+    program, mode, knobs, shrinking = p.started.program, p.started.mode, p.started.knobs, p.started.shrinking
     why = f"no result after {timeout:g}s" if hung else _death(self.proc.exitcode)
     details = {"worker": self.job.worker, "why": why} | ({"while_shrinking": str(shrinking)} if shrinking else {})
     finding = Finding(HANG if hung else CRASH, "worker", None, "run", details)
-    on_event(Result(self.job.worker, program, mode, knobs, Verdict(findings=[finding]), time.perf_counter() - started,
+    on_event(Result(self.job.worker, program, mode, knobs, Outcome.of(Verdict(findings=[finding])), time.perf_counter() - p.at,
                     shrinking=shrinking))
     self.finished = True
     left = self.job.examples - self.done - (shrinking is None)
@@ -174,7 +128,7 @@ class _Slot:
 def run_pool(jobs: list[Job], on_event: Callable[[Event], None], timeout: float, on_slot: Callable[[Any], None] | None = None) -> None:
   """Run `jobs` in worker processes until all are spent; a worker that dies or overruns `timeout` on one program has
   that program reported as a crash or hang finding and is replaced by a fresh one for the rest of its share, as is one
-  that retires itself (its emulated device broke).
+  that retires itself (its emulated device broke, or it passed its limits: fuzz/campaign/limits.py).
   `on_slot` is told every worker process started (its `history` lists the programs it ran, in order)."""
   ctx = mp.get_context("spawn")
   slots = [_Slot(ctx, j) for j in jobs]

@@ -2,7 +2,7 @@
 
 Executing `fuzz.gen.render.build_lines` (rather than a second, hand-written interpretation of the IR) means the
 repro printer's script is the very code that ran here. Each call of `to_subject` makes new tensors, so
-`lambda: to_subject(program)` is an `oracle.subject.Program`.
+`lambda: to_subject(program)` is an `oracle.subject.SubjectFactory`.
 """
 from __future__ import annotations
 

@@ -1,0 +1,140 @@
+"""`planfuzz run`: a campaign over worker processes, from the parsed command line to its summary and report.
+
+The parent only watches (fuzz/campaign/workers.py) and records (fuzz/campaign/triage.py). What it writes survives any
+way the campaign ends: every bug's repro when first seen, the state a resumed run carries on from every few seconds
+(fuzz/campaign/resume.py), and, unless killed outright, the report (fuzz/campaign/report.py); Ctrl-C, SIGTERM and the
+time budget end it with its bugs, summary and report.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import socket
+import sys
+import time
+from pathlib import Path
+from typing import Any, NoReturn
+
+from fuzz.campaign import report, resume
+from fuzz.campaign.claims import claim_book
+from fuzz.campaign.examples_db import DatabaseError, open_database
+from fuzz.campaign.limits import Limits
+from fuzz.campaign.messages import Event, Job
+from fuzz.campaign.stats import Stats
+from fuzz.campaign.triage import Triage
+from fuzz.campaign.usage import BOTH, EXIT_FOUND, EXIT_OK, UsageError
+from fuzz.campaign.workers import run_pool, shares
+from oracle.device import missing_compiler
+from oracle.runs import MODES
+from oracle.targets import Target, TargetError
+from planner import tg
+from planner.graph_mutants import GRAPH_MUTANTS
+
+
+def target_of(args: argparse.Namespace) -> Target:
+  """The target the command line names, every option checked first: a bad one is one line naming the fix."""
+  if (fix := missing_compiler()) is not None: raise UsageError(fix)
+  if args.mode not in (*MODES, BOTH): raise UsageError(f"unknown --mode {args.mode!r}: choose one of {', '.join(MODES)}, {BOTH}")
+  if args.replays < 1: raise UsageError("--replays must be at least 1 (a replay is where planner bugs show)")
+  if args.workers < 1: raise UsageError("--workers must be at least 1")
+  if args.max_rss < 0 or args.worker_examples < 0: raise UsageError("--max-rss and --worker-examples must be 0 (no limit) or more")
+  if args.examples is not None and args.examples < 1: raise UsageError("--examples must be at least 1")
+  if args.time_budget is not None and args.time_budget <= 0: raise UsageError("--time-budget must be positive")
+  if args.shrink_budget < 0: raise UsageError("--shrink-budget must be 0 (no shrinking) or more seconds")
+  if args.graph_mutant is not None and args.graph_mutant not in GRAPH_MUTANTS:
+    raise UsageError(f"unknown --graph-mutant {args.graph_mutant!r}: choose one of {', '.join(GRAPH_MUTANTS)}")
+  try: open_database(args.db, args.shared_db)  # fail now, in one line, not in every worker
+  except DatabaseError as e: raise UsageError(str(e)) from e
+  try: return Target(args.target, policy=args.policy, planner=args.planner, graph=args.graph)
+  except TargetError as e: raise UsageError(str(e)) from e
+
+
+class Progress:
+  """One line on stderr: rewritten in place on a terminal, a new line every few seconds elsewhere (CI logs)."""
+
+  def __init__(self, total: int | None) -> None:
+    self.total, self.start, self.last = total, time.perf_counter(), 0.0
+    self.tty = sys.stderr.isatty()
+
+  def show(self, stats: Stats, final: bool = False) -> None:
+    """The line counts rejected examples (each one a generator bug: a long proof must show them while it runs) and new
+    bugs apart from known tinygrad bugs, as the exit status does."""
+    now = time.perf_counter()
+    if not (final or self.tty or now - self.last >= 5): return
+    self.last, elapsed = now, now - self.start
+    of = f"/{self.total}" if self.total else ""
+    bugs, rejected = list(stats.bugs.bugs.values()), sum(stats.rejected.values())
+    rate, new = stats.examples / max(elapsed, 1e-9), sum(b.new for b in bugs)
+    line = (f"planfuzz: {stats.examples}{of} examples, {rejected} rejected, {new} new bug{'s' * (new != 1)}, {len(bugs) - new} known, "
+            f"{rate:.2f}/s, {elapsed:.0f}s")
+    print(("\r" if self.tty else "") + line, end="\n" if final or not self.tty else "", file=sys.stderr, flush=True)
+
+
+def jobs_for(args: argparse.Namespace, target: Target, carried: resume.Carried | None) -> list[Job]:
+  """Each worker's share of what is left: examples not run yet (or the time budget not spent yet) by earlier runs."""
+  done, spent = (carried.stats.examples, carried.seconds) if carried else (0, 0.0)
+  deadline = None if args.time_budget is None else time.time() + args.time_budget - spent
+  left = None if args.examples is None else args.examples - done
+  per_worker = shares(left, args.workers) if left is not None else [10**9] * args.workers
+  claimant = f"{socket.gethostname()} seed {args.seed} {target.describe()}"
+  claims = claim_book(args.db, Path(args.repro_dir), args.fleet, claimant)
+  restart = (carried.runs if carried else 0) * resume.RESTARTS_PER_RUN
+  return [Job(target, None if args.mode == BOTH else args.mode, args.replays + 2, n, deadline, args.seed, w, args.db, args.shared_db,
+              reuse=w == 0, restart=restart, claims=claims, shrink_budget=args.shrink_budget, strict=args.strict,
+              graph_mutant=args.graph_mutant, limits=Limits(args.max_rss, args.worker_examples))
+          for w, n in enumerate(per_worker) if n > 0]
+
+
+def run(args: argparse.Namespace) -> int:
+  target, command, repro_dir = target_of(args), sys.argv[1:], Path(args.repro_dir)
+  carried = resume.load(repro_dir, command)
+  jobs, calls = jobs_for(args, target, carried), args.replays + 2
+  triage, progress, saver = Triage(target, calls, repro_dir, len(jobs)), Progress(args.examples), resume.Saver(repro_dir, command, carried)
+  before = (carried.stats.examples, len(carried.stats.bugs.bugs)) if carried else (0, 0)
+  if carried is not None: triage.stats = carried.stats
+
+  def on_event(event: Event) -> None:
+    triage.on_event(event)
+    progress.show(triage.stats)
+    saver.save(triage.stats)
+
+  print(f"planfuzz: {target.describe()}{'; graph mutant ' + args.graph_mutant if args.graph_mutant else ''}; mode {args.mode}; "
+        f"{calls} calls; seed {args.seed}; {len(jobs)} worker(s); shrink budget {args.shrink_budget:g}s a bug; database {args.db}"
+        f"{' + ' + args.shared_db + ' (read-only)' if args.shared_db else ''}"
+        f"{f'; resuming run {saver.runs} of this command' if carried else ''}", file=sys.stderr)
+  started = time.perf_counter()
+  interrupted = interruptible(lambda: run_pool(jobs, on_event, args.timeout, triage.on_slot))
+  progress.show(triage.stats, final=True)
+  saver.save(triage.stats, force=True)
+  bugs = triage.finish(confirm=not args.no_confirm, parallel=max(len(jobs), 1), timeout=2 * args.timeout)
+  saver.save(triage.stats, force=True)  # with the confirmations, so a later run does not confirm them again
+  lines = triage.stats.summary() + [f"wall clock {time.perf_counter() - started:.1f}s, of which the workers shrank bugs for "
+                                    f"{triage.shrink_seconds:.1f}s (summed over workers)"]
+  if carried is not None:
+    lines.append(f"resumed: run {saver.runs} of this command; the figures above include the {before[0]} examples and "
+                 f"{before[1]} bug(s) of the earlier run(s)")
+  if interrupted: lines.append(f"INTERRUPTED by {interrupted}: the figures above cover the examples finished before it")
+  print("\n".join(lines))
+  md = write_report(args, target, triage.stats, bugs, tuple(lines), saver.runs)
+  print(f"report: {md}")
+  return EXIT_FOUND if any(b.new for b in bugs) else EXIT_OK
+
+
+def interruptible(pool: Any) -> str | None:
+  """Run the pool; Ctrl-C or SIGTERM (a CI job's timeout) stops it early and returns the signal's name, so a long
+  campaign cut short still writes its summary, bugs and report for what it ran."""
+  def stop(signum: int, frame: Any) -> NoReturn: raise KeyboardInterrupt(signal.Signals(signum).name)
+  previous = signal.signal(signal.SIGTERM, stop)
+  try: pool()
+  except KeyboardInterrupt as e: return str(e) or "SIGINT"
+  finally: signal.signal(signal.SIGTERM, previous)
+  return None
+
+
+def write_report(args: argparse.Namespace, target: Target, stats: Stats, bugs: list, summary: tuple[str, ...], runs: int) -> Path:
+  from tinygrad import Device
+  meta = report.Meta(target.describe(), target.kind, tg.installed_version(), Device.DEFAULT, args.seed, stats.examples,
+                     stats.workers, "planfuzz " + " ".join(sys.argv[1:]), summary, runs=runs, fleet=args.fleet,
+                     runner=os.environ.get("PLANFUZZ_RUNNER") or socket.gethostname())
+  return report.write(bugs, meta, Path(args.report) if args.report else Path(args.repro_dir) / "report.md", stats)[0]
