@@ -57,11 +57,13 @@ def main() -> None:
   ap.add_argument("--minutes", type=int, default=60)
   ap.add_argument("--seed", type=int, default=31337)
   ap.add_argument("--target", default="tinyjit")
+  ap.add_argument("--max-rss", default=None, help="passed to planfuzz run (default: its own), to see workers replaced in a short soak")
   args = ap.parse_args()
   if args.minutes < 16: sys.exit("bench/soak.py: --minutes must be at least 16 (the rate goal compares minutes 5-15 with the last 10)")
   with tempfile.TemporaryDirectory() as repros:
     cmd = [sys.executable, "-m", "fuzz.campaign.cli", "run", "--target", args.target, "--time-budget", str(args.minutes * 60),
-           "--seed", str(args.seed), "--workers", "2", "--db", "none", "--no-confirm", "--shrink-budget", "0", "--repro-dir", repros]
+           "--seed", str(args.seed), "--workers", "2", "--db", "none", "--no-confirm", "--shrink-budget", "0", "--repro-dir", repros,
+           *(["--max-rss", args.max_rss] if args.max_rss else [])]
     proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
     seen, start, rows = [0], time.perf_counter(), []

@@ -9,16 +9,18 @@ from __future__ import annotations
 import math
 from collections import Counter
 
+import pytest
 from hypothesis import given, seed, settings
 from hypothesis import strategies as st
 
 from fuzz.campaign.census import Census
 from fuzz.gen.builder import F16, F32
-from fuzz.gen.features import FEATURES
+from fuzz.gen.features import COMPOUND, FEATURES, OPS, kv_cache
 from fuzz.gen.interpret import source
-from fuzz.gen.ops import OPS
-from fuzz.gen.program import Op, Program, dependencies, lazy_kinds, realized_values, returned_names
-from fuzz.gen.strategies import MOVEMENT, loss_scale, programs
+from fuzz.gen.ops import MOVEMENT, OpSpec, register
+from fuzz.gen.program import Op, Program, dependencies, lazy_kinds, needed_ops, realized_values, returned_names
+from fuzz.gen.strategies import AVOIDS, loss_scale, programs
+from fuzz.known.bugs import AVOIDED_BUGS
 
 SAMPLE = 300
 # the feature tests draw more: Hypothesis mutates earlier examples, so compound draws come in runs, and a 300-program
@@ -28,10 +30,9 @@ FEATURE_SAMPLE = 600
 # second-device value kept or returned, a feature within a feature, moves between 10 and 40 with any new draw)
 AT_LEAST = {"copy": 30, "second device kept or returned": 10, "conv": 20, "rand": 20, "feedback": 60, "symbolic": 24,
             "realize": 16, "kept lazy over realized": 10, "planned over 64 elements": 12, "8-byte elements": 16,
-            "pruned state read": 2}  # prune (1 in 5) and a state read (one of ten compound draws) seldom meet
+            "pruned state read": 2, "kv cache": 20}  # prune (1 in 5) and a state read (one of ten compound draws) seldom meet
 CENSUS_SHARE = 0.03
 SYMBOLIC_READS = ("symbolic", "symbolic_lazy", "symbolic_buffer")  # the first n rows of a cache value
-SYMBOLIC = (*SYMBOLIC_READS, "kv_write")
 
 
 @settings(max_examples=SAMPLE, database=None)
@@ -53,9 +54,12 @@ def test_programs_are_well_formed(program: Program) -> None:
     assert program.update.kind == "assign" or len({shards[n] for n in program.update.params}) == 1, "an optimizer's params share a device"
   if program.prune:
     assert program.update is None and not program.uses_rand and program.variable is None, "prune freezes what the oracle drops"
-  assert (program.variable is not None) == any(op.kind in SYMBOLIC for op in program.body), "n is bound iff it is used"
+  assert (program.variable is not None) == any(OPS[op.kind].variable for op in program.body), "n is bound iff it is used"
   assert_devices_agree(program)
   assert_symbolic_caches_unpadded(program)
+  assert_kv_caches_out_of_backward(program)
+  if program.evaluate is not None:
+    assert all(OPS[op.kind].in_eval for op in needed_ops(program.body, program.evaluate)), "an eval step runs an op kept out of it"
   if (fb := program.feedback) is not None: assert_feedback_valid(program, fb.input)
 
 
@@ -101,6 +105,15 @@ def assert_symbolic_caches_unpadded(program: Program) -> None:
     if op.kind in SYMBOLIC_READS: assert "pad" not in lazy_kinds(program.body, op.args[0]), f"{op} slices a lazy pad"
 
 
+def assert_kv_caches_out_of_backward(program: Program) -> None:
+  """backward() never passes a slice assign: no loss reaches a KV cache, and the read-back drawn on is realized."""
+  caches, reach = {op.args[0] for op in program.body if op.kind == "kv_cache_write"}, dependencies(program)
+  assert not any(reach[b.value] & caches for b in program.backward), "a loss reaches a KV cache"
+  reads = {op.out for op in program.body if op.kind == "kv_cache_read"}
+  readers = [op for op in program.body if set(op.args[:OPS[op.kind].arity]) & reads]
+  assert all(op.kind == "realize" for op in readers), "a lazy read-back is drawn on"
+
+
 def assert_feedback_valid(program: Program, i: int) -> None:
   """The fed-back tensor is a CPU kernel output of the input's shape and dtype, and nothing lazy reads the input."""
   x, ops, reach = program.inputs[i], {op.out: op for op in program.body}, dependencies(program)
@@ -116,8 +129,9 @@ def features(program: Program) -> set[str]:
   ops = {op.out: op for op in program.body}
   shapes = shapes_of(program)
   realized = realized_values(program.body)
-  found = {name for name, kind in (("copy", "to"), ("conv", "conv2d"), ("rand", "rand"), ("realize", "realize")) if kinds[kind]}
-  if any(kinds[k] for k in SYMBOLIC): found.add("symbolic")
+  found = {name for name, kind in (("copy", "to"), ("conv", "conv2d"), ("rand", "rand"), ("realize", "realize"),
+                                   ("kv cache", "kv_cache_write")) if kinds[kind]}
+  if any(kinds[k] for k in (*SYMBOLIC_READS, "kv_write")): found.add("symbolic")
   if program.feedback is not None: found.add("feedback")
   if program.prune and any(s.name in op.args[:OPS[op.kind].arity] for s in program.state for op in program.body):
     found.add("pruned state read")
@@ -179,7 +193,7 @@ def test_every_census_feature_is_drawn_often_enough() -> None:
 def test_knobs_are_drawn_per_example() -> None:
   from hypothesis import find
 
-  from fuzz.campaign.driver import under_knobs
+  from fuzz.campaign.example import under_knobs
   from fuzz.gen.strategies import knob_settings
   from oracle.targets import Target
   drawn = find(knob_settings(), lambda k: k["JIT"] == 2 and k["JIT_BATCH_SIZE"] == 2 and k["NO_MEMORY_PLANNER"] and k["GRAPH_ONE_KERNEL"])
@@ -246,3 +260,18 @@ def test_features_draw_no_float_constant_op_on_a_float16_value() -> None:
   from fuzz.gen.builder import Value
   from fuzz.gen.single_ops import ELEMENTWISE, HALF_CONSTANT_OPS, elementwise
   assert not set(elementwise(Value("v0", (4, 4), F16))) & HALF_CONSTANT_OPS and elementwise(Value("v0", (4,), F32)) == ELEMENTWISE
+
+
+def test_every_avoided_bug_is_named_by_the_rule_that_keeps_it() -> None:
+  """Each tinygrad bug the generator avoids is named by the feature (or the step's own draw) whose rule keeps it, once,
+  and every name a feature gives is such a bug: the rule is stated in that module, never restated in fuzz.known."""
+  named = [n for f in FEATURES for n in f.avoids] + list(AVOIDS)
+  assert sorted(named) == sorted(b.name for b in AVOIDED_BUGS), named
+
+
+def test_the_op_table_is_the_core_and_every_feature_s_own_ops() -> None:
+  """A feature's ops are in the table as it declares them, and no feature may take a kind the table has."""
+  assert all(OPS[kind] is spec for f in FEATURES for kind, spec in f.ops.items())
+  assert {"kv_cache_write", "kv_cache_read"} <= kv_cache.FEATURE.ops.keys() and kv_cache.FEATURE in COMPOUND
+  with pytest.raises(ValueError, match="relu"): register({"relu": OpSpec(1, lambda v, c: v[0])})
+  assert OPS["relu"].render(["x"], ()) == "x.relu()"

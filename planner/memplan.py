@@ -23,6 +23,31 @@ def devices(device: str | tuple[str, ...]) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
+class Placement:
+  """Where one planned buffer went, as plain data with fields by name (no UOps): what crosses processes for the census,
+  what a plan picture draws and what its JSON holds. Steps index the planned linear's calls; `hold` as PlannedBuffer's."""
+  name: str
+  device: str | tuple[str, ...]
+  lane: int
+  arena: int
+  offset: int
+  nbytes: int
+  dtype: str
+  first: int
+  last: int
+  hold: int = 0
+
+  @property
+  def end(self) -> int: return self.last + self.hold
+
+  def overlaps(self, other: Placement) -> bool:
+    """Shares bytes of one arena with `other` at some step: what the overlap invariant forbids."""
+    return (self.arena == other.arena and self.name != other.name and self.nbytes > 0 and other.nbytes > 0
+            and self.offset < other.offset + other.nbytes and other.offset < self.offset + self.nbytes
+            and self.first <= other.end and other.first <= self.end)
+
+
+@dataclass(frozen=True)
 class PlannedBuffer:
   """One buffer moved into an arena. Steps index the planned linear's calls: it is used over [first, last]; a buffer a
   COPY touches is owed `hold` more steps by tinygrad's copy-lane contract (an advisory check, not a correctness one)."""
@@ -46,6 +71,11 @@ class PlannedBuffer:
   def layout(self) -> tuple:
     return (devices(self.device), self.lane, self.offset, self.nbytes, self.dtype, self.first, self.last, self.hold)
 
+  def placement(self) -> Placement:
+    """This buffer's place as plain data: the one form a plan takes outside this process."""
+    return Placement(self.name, self.device if isinstance(self.device, str) else tuple(self.device), self.lane, self.arena,
+                     self.offset, self.nbytes, self.dtype, self.first, self.last, self.hold)
+
 
 @dataclass(frozen=True)
 class Arena:
@@ -68,11 +98,9 @@ class MemoryPlan:
 
   def by_buffer(self) -> dict[Any, PlannedBuffer]: return {b.buffer: b for b in self.buffers}
 
-  def rows(self) -> tuple[tuple, ...]:
-    """(device, lane, dtype, nbytes, first, last) of every planned buffer: plain data that crosses processes, for the
-    fuzzer's census of what a campaign's captures planned."""
-    return tuple((b.device if isinstance(b.device, str) else tuple(b.device), b.lane, b.dtype, b.nbytes, b.first, b.last)
-                 for b in self.buffers)
+  def placements(self) -> tuple[Placement, ...]:
+    """Every planned buffer's place as plain data: for the fuzzer's census and the plan picture."""
+    return tuple(b.placement() for b in self.buffers)
 
 
 

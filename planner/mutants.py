@@ -41,6 +41,12 @@ def held_single_device_only(linear: Any, held: set) -> Any:
   return plan_memory(linear, {b for b in held if len(tg.devices_of(b)) == 1})[0]
 
 
+def window_writes_unheld(linear: Any, held: set) -> Any:
+  """A held buffer a kernel writes through a window at a Variable offset (a KV-cache write) is packed: the store at
+  `start + i` is taken for the writing loop of a Variable-shaped output, which each call makes afresh."""
+  return plan_memory(linear, set(held) - {b for call in linear.src for b in tg.window_store_buffers(call)})[0]
+
+
 def grads_only(ctx: HoldContext) -> set:
   """Holds returned tensors and every live `.grad`, but not other lazy escapes (tensors kept in a list)."""
   grads = {u for t in tg.live_tensors() if (g := getattr(t, "grad", None)) is not None for u in tg.tensor_buffers(g)}
@@ -94,6 +100,8 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in [
   Mutant("lifetime-window", "a lifetime is cut to 16 steps: a buffer read far from where it is made is freed early", "planner",
          _packing_planner(Packing(lifetime=lambda life: replace(life, last=min(life.last, life.first + 16))))),
   Mutant("held-one-device", held_ignored_on_one_device.__doc__ or "", "planner", held_ignored_on_one_device),
+  # wrong for the KV-cache feature's programs only (fuzz.gen.features.kv_cache): windows wider than one position
+  Mutant("window-write-unheld", window_writes_unheld.__doc__ or "", "planner", window_writes_unheld),
   Mutant("returned-only", "tinygrad 0.13.0's held set: only returned tensors (#16571)", "policy", returned_only),
   Mutant("allocated-only", "only already-allocated buffers are held: returned tensors are packed too", "policy", allocated_only),
   Mutant("grads-only", grads_only.__doc__ or "", "policy", grads_only),

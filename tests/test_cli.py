@@ -1,4 +1,6 @@
 """`planfuzz run | replay | plan`: exit statuses, the files a finding leaves, and one-line errors for bad input."""
+import json
+import signal
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -87,14 +89,18 @@ def test_the_progress_line_counts_rejections_and_new_bugs_apart(capsys: pytest.C
   assert "planfuzz: 3/10 examples, 1 rejected, 1 new bug, 0 known, " in capsys.readouterr().err
 
 
-def test_a_campaign_cut_short_still_reports_what_it_ran(tmp_path: Path) -> None:
-  """SIGTERM (a CI job's timeout) mid-campaign: the workers stop, and the summary and report cover what finished."""
-  proc = subprocess.Popen([sys.executable, "-m", "fuzz.campaign.cli", "run", "--examples", "100000", "--seed", "0", "--db", "none",
-                           "--repro-dir", str(tmp_path)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-  for line in proc.stderr:  # progress lines come every 5 s off a terminal: wait until some examples have finished
-    if line.startswith("planfuzz: ") and not line.startswith("planfuzz: 0/") and "/100000 examples" in line: break
-  proc.terminate()
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_campaign_cut_short_keeps_its_bugs_and_reports_what_it_ran(tmp_path: Path, sig: signal.Signals) -> None:
+  """SIGTERM (a CI job's timeout) or Ctrl-C mid-campaign, once it has met #16571's planted bug: the workers stop, and
+  the summary and report (written whole) cover what finished, the bug included."""
+  proc = subprocess.Popen([sys.executable, "-m", "fuzz.campaign.cli", "run", "--policy", "returned-only", "--examples", "100000",
+                           "--seed", "0", "--db", "none", "--no-confirm", "--repro-dir", str(tmp_path)],
+                          cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+  for line in proc.stderr:  # progress lines come every 5 s off a terminal: wait until the bug was met
+    if line.startswith("planfuzz: ") and "/100000 examples" in line and " 1 new bug," in line: break
+  proc.send_signal(sig)
   out, _ = proc.communicate(timeout=120)
-  assert proc.returncode == 0, out
-  assert "INTERRUPTED by SIGTERM" in out and "findings: none" in out
-  assert "INTERRUPTED by SIGTERM" in (tmp_path / "report.md").read_text()
+  assert proc.returncode == 1, out
+  assert f"INTERRUPTED by {sig.name}" in out and "NEW [unconfirmed]" in out
+  report = json.loads((tmp_path / "report.json").read_text())
+  assert any(b["new"] for b in report["bugs"]) and f"INTERRUPTED by {sig.name}" in (tmp_path / "report.md").read_text()

@@ -53,7 +53,7 @@ def test_labels_only_where_they_fit_and_the_finding_is_the_caption() -> None:
 def test_json_round_trip_and_bad_files(tmp_path) -> None:
   plan, _ = fifty_buffer_plan()
   pic = plan_from_json(plan_to_json(plan))
-  assert len(pic.boxes) == 50 and pic.arenas == (("CPU", 0, 64 * 49),) and pic.finding is None
+  assert pic.boxes == plan.placements() and pic.arenas == (("CPU", 0, 64 * 49),) and pic.finding is None  # one representation
   bad = tmp_path / "bad.json"
   bad.write_text('{"format": "something else"}')
   with pytest.raises(ValueError, match="not a planfuzz plan file"): load(bad)
@@ -62,16 +62,16 @@ def test_json_round_trip_and_bad_files(tmp_path) -> None:
 @pytest.mark.parametrize("kind", ["planner", "static", "tinyjit"])
 def test_a_findings_picture_is_of_the_capture_it_came_from(kind: str) -> None:
   """The buffers a plan finding names are boxes of its picture, marked live: the picture is of the same capture."""
-  from fuzz.campaign.explore import judge
+  from fuzz.campaign.explore import worker_outcome
   from fuzz.test_repro import LAZY_GRAD
   from oracle.runs import SAME_BUFFER
   from oracle.targets import Target
   target = Target(kind, policy="returned-only") if kind != "tinyjit" else Target(kind)
-  verdict, plan = judge(LAZY_GRAD, target, SAME_BUFFER, 5)
+  outcome, plan = worker_outcome(LAZY_GRAD, target, 5, SAME_BUFFER)
   if kind == "tinyjit":  # tinygrad 0.14.0 holds the grad's buffers: no finding, no picture
-    assert not verdict.findings and plan is None
+    assert not outcome.findings and plan is None
     return
-  named = [n for f in verdict.findings if f.kind == "invariant:live-planned" for n in f.details["buffers"]]
-  boxes = {b["name"]: b for b in plan["buffers"]}
-  assert named and all(n in boxes and boxes[n]["live"] for n in named), (named, sorted(boxes))
-  assert plan["finding"] == verdict.findings[0].message
+  named = [n for f in outcome.findings if f.kind == "invariant:live-planned" for n in f.details["buffers"]]
+  boxes = {b["name"] for b in plan["buffers"]}
+  assert named and all(n in boxes and n in plan["live"] for n in named), (named, sorted(boxes))
+  assert plan["finding"] == outcome.findings[0].message

@@ -1,19 +1,24 @@
 """The census of a campaign: for every feature, how many examples had it and how many planned a buffer of it.
 
-A green run proves what it covered with these figures: `sharded: 14% of examples, 9% planned a multi-device
-buffer`. It counts from each example's program and its capture's plan rows (`Outcome.plan`), so it needs no second
-run, and it merges across workers like the rest of `fuzz.campaign.stats.Stats`. On a device with a graph runner it also counts
-what the graphs really ran (`Outcome.graphs`, read off tinygrad's graph runners as they ran, never the program text).
+A green run proves what it covered with these figures: `sharded: 14% of examples, 9% planned a multi-device buffer`.
+It counts from each example's program and its capture's planned buffers (`Outcome.plan`, `planner.memplan.Placement`s),
+so it needs no second run, and it merges across workers like the rest of `fuzz.campaign.stats.Stats`. On a device
+with a graph runner it also counts what the graphs really ran (`Outcome.graphs`, read off tinygrad's graph runners as
+they ran, never the program text).
 """
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from fuzz.gen.features import FEATURES
 from fuzz.gen.program import Program
 from planner.tg import GraphBatch
+
+if TYPE_CHECKING:  # planner.memplan needs a tinygrad the planner supports; the tinyjit target runs on older ones
+  from planner.memplan import Placement
 
 # graph census rows: (name, whether an example's graph batches show it); "replayed" is the proof a capture was graphed
 GRAPH_ROWS: tuple[tuple[str, Callable[[tuple[GraphBatch, ...]], bool]], ...] = (
@@ -35,11 +40,11 @@ class Census:
   largest: int = 0  # bytes of the largest planned buffer
   graphs: Counter = field(default_factory=Counter)  # GRAPH_ROWS name -> examples whose graph batches showed it
 
-  def record(self, program: Program, rows: tuple[tuple, ...], graphs: tuple[GraphBatch, ...] = ()) -> None:
+  def record(self, program: Program, rows: tuple[Placement, ...], graphs: tuple[GraphBatch, ...] = ()) -> None:
     self.examples += 1
     self.graphs.update(name for name, shows in GRAPH_ROWS if shows(graphs))
     self.buffers.append(len(rows))
-    self.largest = max([self.largest, *(r[3] for r in rows)])
+    self.largest = max([self.largest, *(r.nbytes for r in rows)])
     for f in FEATURES:
       if not f.seen(program): continue
       self.had[f.name] += 1

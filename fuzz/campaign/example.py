@@ -49,7 +49,7 @@ def _outcome(program: Program, target: Target, calls: int, mode: str, attribute:
     plans.append(plan)
     if on_plan is not None: on_plan(plan, live)
   outcome = _judged(program, target, calls, mode, attribute, sink, strict)
-  return replace(outcome, plan=plans[-1]().rows()) if plans else outcome
+  return replace(outcome, plan=plans[-1]().placements()) if plans else outcome
 
 
 def _judged(program: Program, target: Target, calls: int, mode: str, attribute: bool, on_plan: PlanSink, strict: bool) -> Outcome:

@@ -24,7 +24,7 @@ class Outcome:
   verdict: Verdict  # the oracle's, as it judged
   findings: list[Finding] = field(default_factory=list)  # the verdict's findings no known tinygrad bug explains
   known: list[tuple[str, Finding]] = field(default_factory=list)  # (known bug's name, finding) for the others
-  plan: tuple = ()  # the capture's planned buffers (`MemoryPlan.rows()`): what the census counts
+  plan: tuple = ()  # the capture's planned buffers (`MemoryPlan.placements()`): what the census counts
   graphs: tuple = ()  # the graph batches the target run ran (`planner.tg.GraphBatch`): the census's proof graphs ran
 
   @classmethod

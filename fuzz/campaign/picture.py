@@ -8,45 +8,29 @@ written by hand so that nothing beyond the standard library is needed to draw it
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from html import escape
 from pathlib import Path
 from typing import Any
 
 from oracle.findings import Finding
-from planner.memplan import MemoryPlan
+from planner.memplan import MemoryPlan, Placement
 
-FORMAT = "planfuzz-plan/1"
+FORMAT = "planfuzz-plan/2"  # /2: buffers as planner.memplan.Placement, live and held as name lists
 WIDTH, LEFT, RIGHT, PANEL_GAP, CHAR_W, LINE_H = 1000, 90, 20, 60, 6.6, 14
 PALETTE = ("#9ecae1", "#a1d99b", "#fdd0a2", "#dadaeb", "#c7e9c0", "#fcbba1", "#d9d9d9", "#bcbddc")
 
 
 @dataclass(frozen=True)
-class Box:
-  """One planned buffer as drawn: its arena, bytes [offset, offset + nbytes) and steps [first, end] (end = last + hold)."""
-  name: str
-  arena: int
-  offset: int
-  nbytes: int
-  dtype: str
-  first: int
-  last: int
-  end: int
-  live: bool = False  # reachable from a tensor a user can still read: it must never be in an arena
-  held: bool = False  # in the held set the planner was given, yet planned
-
-  def overlaps(self, other: Box) -> bool:
-    return (self.arena == other.arena and self.name != other.name and self.nbytes > 0 and other.nbytes > 0
-            and self.offset < other.offset + other.nbytes and other.offset < self.offset + self.nbytes
-            and self.first <= other.end and other.first <= self.end)
-
-
-@dataclass(frozen=True)
 class PlanPicture:
-  """What a picture needs from a plan, rebuilt from its JSON: arenas as (device, lane, nbytes), boxes, the finding."""
+  """What a picture needs from a plan, rebuilt from its JSON: arenas as (device, lane, nbytes), one box per planned
+  buffer, the finding, and the names of the boxes a live tensor reaches (they must never be in an arena) and of those
+  in the held set the planner was given, yet planned."""
   arenas: tuple[tuple[str | list[str], int, int], ...]
-  boxes: tuple[Box, ...]
+  boxes: tuple[Placement, ...]
   finding: str | None = None
+  live: frozenset[str] = frozenset()
+  held: frozenset[str] = frozenset()
 
   def conflicts(self) -> set[str]:
     """Names of boxes that share bytes with another box at some step: the overlap the invariants report."""
@@ -65,15 +49,16 @@ def plan_to_json(plan: MemoryPlan, finding: Finding | None = None, live: set | f
   return {"format": FORMAT,
           "arenas": [{"device": a.device if isinstance(a.device, str) else list(a.device), "lane": a.lane, "nbytes": a.nbytes}
                      for a in plan.arenas],
-          "buffers": [{"name": b.name, "arena": b.arena, "offset": b.offset, "nbytes": b.nbytes, "dtype": b.dtype, "first": b.first,
-                       "last": b.last, "end": b.end, "live": b.buffer in live, "held": b.buffer in plan.held} for b in plan.buffers],
+          "buffers": [asdict(p) for p in plan.placements()],
+          "live": [b.name for b in plan.buffers if b.buffer in live], "held": [b.name for b in plan.buffers if b.buffer in plan.held],
           "finding": None if finding is None else finding.message}
 
 
 def plan_from_json(data: dict[str, Any]) -> PlanPicture:
   if data.get("format") != FORMAT: raise ValueError(f"not a planfuzz plan file (format {data.get('format')!r}, expected {FORMAT!r})")
   arenas = tuple((a["device"], a["lane"], a["nbytes"]) for a in data["arenas"])
-  return PlanPicture(arenas, tuple(Box(**b) for b in data["buffers"]), data.get("finding"))
+  boxes = tuple(Placement(**{**b, "device": b["device"] if isinstance(b["device"], str) else tuple(b["device"])}) for b in data["buffers"])
+  return PlanPicture(arenas, boxes, data.get("finding"), frozenset(data["live"]), frozenset(data["held"]))
 
 
 def load(path: str | Path) -> PlanPicture:
@@ -122,9 +107,10 @@ def _panel(pic: PlanPicture, arena: int, top: float, steps: int, conflicts: set[
   labels = []
   for b in sorted(boxes, key=lambda b: b.name in conflicts):  # conflicts drawn last, on top
     bx, by, bw, bh = x(b.first), y(b.offset), x(b.end + 1) - x(b.first), max(y(b.offset + b.nbytes) - y(b.offset), 1.5)
-    cls = " ".join(["buf", *(["conflict"] if b.name in conflicts else []), *(["live"] if b.live else []), *(["held"] if b.held else [])])
+    live, held = b.name in pic.live, b.name in pic.held
+    cls = " ".join(["buf", *(["conflict"] if b.name in conflicts else []), *(["live"] if live else []), *(["held"] if held else [])])
     tip = (f"{b.name} {b.dtype}: bytes [{b.offset}, {b.offset + b.nbytes}) steps [{b.first}, {b.end}]"
-           f"{' (held ' + str(b.end - b.last) + ' steps)' if b.end > b.last else ''}{' LIVE' if b.live else ''}{' HELD' if b.held else ''}")
+           f"{' (held ' + str(b.hold) + ' steps)' if b.hold else ''}{' LIVE' if live else ''}{' HELD' if held else ''}")
     fill = PALETTE[dtypes.index(b.dtype) % len(PALETTE)]
     out.append(f'<rect class="{cls}" x="{bx:.1f}" y="{by:.1f}" width="{bw:.1f}" height="{bh:.1f}" fill="{fill}">'
                f'<title>{escape(tip)}</title></rect>')

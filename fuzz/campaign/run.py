@@ -1,8 +1,9 @@
-"""A fuzz campaign outside pytest: N examples (or a time budget) of generated programs against one target, one seed.
+"""A campaign in this process: N examples (or a time budget) of generated programs against one or more targets, one seed.
 
-The bench, the mutant tests and the CLI use it; `pytest fuzz/` is the same property under pytest's plugin. It
-generates without shrinking and, past the first finding (when asked to), only draws the remaining examples, so it
-measures time to a finding; the property never fails, the finding is returned.
+The bench and the kill tests use it to measure: it generates without shrinking and, past the first finding (when asked
+to), only draws the remaining examples, so it times the first finding; the property never fails, the finding is
+returned. `planfuzz run` is the same property in crash-isolated worker processes (fuzz/campaign/workers.py), with
+shrinking and a report; `pytest fuzz/` is it under pytest's plugin.
 """
 from __future__ import annotations
 

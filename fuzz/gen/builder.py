@@ -4,6 +4,7 @@ Shapes come from a small palette (leaf dims 2, 4, 8; views and cats make 1 and 1
 some float16), so compiled kernels recur across examples and a program costs milliseconds once its kernels are
 cached. Features (`fuzz.gen.features`) add values outside the palette (other dtypes, big or single-element buffers,
 sharded tensors); those stay out of the pool the single ops draw from, so every single op keeps its simple rules.
+Shapes more than one feature draws (BIG_SHAPES) live here too, never in one feature for another to borrow.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from dataclasses import dataclass, field
 
 from hypothesis import strategies as st
 
+from fuzz.gen.ops import MOVEMENT
 from fuzz.gen.program import Leaf, Op, Shape, lazy_graph, lazy_kinds, reaches, realized_values
 
 LEAF_DIMS = (2, 4, 8)
@@ -20,6 +22,7 @@ VIEW_DIMS = (1, 2, 4, 8, 16)
 MAX_DIM, MAX_NDIM, MAX_OPS = 16, 3, 8
 F32, F16 = "float32", "float16"
 DEFAULT, SECOND = "DEFAULT", "SECOND"  # device roles, rendered as names `fuzz.gen.render` defines
+BIG_SHAPES = ((8, 16), (4, 8, 8))  # over 64 float32 elements: planned buffers bigger than the arena's 256-byte block
 RESHAPES: dict[int, list[Shape]] = {}
 for _n in range(1, MAX_NDIM + 1):
   for _s in itertools.product(VIEW_DIMS, repeat=_n): RESHAPES.setdefault(int(math.prod(_s)), []).append(_s)
@@ -92,7 +95,6 @@ class Builder:
   def emit(self, kind: str, args: tuple, shape: Shape, dtype: str, srcs: list[Value], device: str | None = None,
            pooled: bool | None = None) -> Value:
     """Append `kind(args)`; its value is pooled when its first operand is (or as `pooled` says)."""
-    from fuzz.gen.single_ops import MOVEMENT
     view = kind in MOVEMENT and srcs[0].view
     pooled = (srcs[0].pooled if srcs else True) if pooled is None else pooled
     value = Value(f"v{len(self.body)}", shape, dtype, view=view, device=device or (srcs[0].device if srcs else DEFAULT), pooled=pooled)

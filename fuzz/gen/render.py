@@ -1,13 +1,14 @@
 """A program as Python source: the build lines (leaves, optimizer, `step`, `observe`, `inputs`).
 
 This text is what runs: `fuzz.gen.interpret` executes it and `fuzz.gen.printer` pastes it into a repro script, so the
-two can never disagree. Names used and not defined here (`Tensor`, `nn`, `Context`, `data`) are
-provided by whoever executes it, with `param` and `training` from `fuzz.gen.compat`.
+two can never disagree. Each op is rendered from the op table the feature registry completes (`fuzz.gen.features.OPS`).
+Names used and not defined here (`Tensor`, `nn`, `Context`, `data`) are provided by whoever executes it, with `param`
+and `training` from `fuzz.gen.compat`.
 """
 from __future__ import annotations
 
-from fuzz.gen.ops import render
-from fuzz.gen.program import OPTIMIZERS, Leaf, Program, Returned, needed_ops
+from fuzz.gen.features import OPS
+from fuzz.gen.program import OPTIMIZERS, Leaf, Op, Program, Returned, needed_ops
 
 SEED = 1  # Tensor.manual_seed at build time: the reference and every JIT run draw the same rand stream
 # the two devices copies go between: the default one, and a second one of its kind (CPU:1, AMD:1) or, beside a GPU
@@ -16,6 +17,12 @@ DEVICE_LINES = ["from tinygrad import Device", "DEFAULT = Device.DEFAULT", "SECO
 
 
 SHARD_LINES = ["shards = lambda n: tuple(DEFAULT if i == 0 else f\"{DEFAULT.split(':')[0]}:{i}\" for i in range(n))"]
+
+
+def op_source(op: Op) -> str:
+  """The expression an op stands for: its spec renders the names its leading args give and the constants after them."""
+  spec = OPS[op.kind]
+  return spec.render(list(op.args[:spec.arity]), tuple(op.args[spec.arity:]))
 
 
 def leaf_line(leaf: Leaf, make: str = "Tensor") -> str:
@@ -49,7 +56,7 @@ def step_lines(program: Program) -> list[str]:
   backward calls, then realized grads, state and parameter updates, kept tensors and the return."""
   leaves = [leaf.name for leaf in program.params + program.inputs + program.state]
   lines = [" = ".join(f"{n}.grad" for n in leaves) + " = None"]
-  lines += [f"{op.out} = {render(op.kind, op.args)}" for op in program.body]
+  lines += [f"{op.out} = {op_source(op)}" for op in program.body]
   for b in program.backward:
     if b.clear: lines.append(" = ".join(f"{p}.grad" for p in b.clear) + " = None")
     lines.append(f"({b.value}{'.float()' if b.upcast else ''} * {b.scale}).sum().backward()")
@@ -80,7 +87,7 @@ def step_lines(program: Program) -> list[str]:
 def eval_lines(program: Program, args: list[str]) -> list[str]:
   """The eval step: the forward ops its value needs, from the step's own arguments, no backward and no update."""
   ops = needed_ops(program.body, program.evaluate)
-  return [f"def evaluate({', '.join(args)}):", *(f"  {op.out} = {render(op.kind, op.args)}" for op in ops),
+  return [f"def evaluate({', '.join(args)}):", *(f"  {op.out} = {op_source(op)}" for op in ops),
           f"  return {program.evaluate}"]
 
 

@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 
 from fuzz.gen.builder import F16, F32, LEAF_DIMS, MAX_DIM, MAX_NDIM, RESHAPES, VIEW_DIMS, Builder, Value, broadcast, promote
 
-MOVEMENT = ("contiguous", "reshape", "permute", "expand", "unsqueeze", "flip", "pad", "shrink")
 UNARY = ("relu", "neg", "exp", "sqrt", "sigmoid", "scale", "cast", "contiguous")
 ELEMENTWISE = ("relu", "neg", "exp", "sqrt", "sigmoid", "scale")
 # simplest first: Hypothesis shrinks a sampled kind towards the front

@@ -4,7 +4,8 @@ A program is a chain of draws on the values made so far: mostly single ops (`fuz
 COMPOUND_ONE_IN a compound draw of a feature (`fuzz.gen.features`: a second device, chains, convs, other dtypes, big and
 tiny buffers, deep models, ...), then the step's own parts drawn here: 1..3 backward() calls, state updates, an
 in-place update or optimizer step, the returned value, kept tensors, feedback, a bound Variable and sometimes an eval
-step jitted apart (`fuzz.gen.features.steps`).
+step jitted apart (`fuzz.gen.features.loop`). What the step needs from the features it asks their objects and
+their ops' specs (`fuzz.gen.features.OPS`: a bound Variable when an op reads one), never their names.
 
 Rules from the JIT's documented behaviour (shared/TINYGRAD_JIT_FACTS.md) that programs keep:
 - grads are realized before any in-place parameter update (a lazy grad read after it is recomputed from the new
@@ -20,18 +21,22 @@ Rules from the JIT's documented behaviour (shared/TINYGRAD_JIT_FACTS.md) that pr
   call's input is not the "same buffer refilled in place" that makes a lazy escape's value defined;
 - a float16 loss is never scaled by 1.0 (a drawn 1.0 becomes 2.0, the same draw): the grad of a subtracted float16
   value under it is the constant -1, which tinygrad 0.14.0's clang renderer cannot build
-  (`fuzz.known.bugs` half-neg-unit-grad-vector-cast).
-Each feature module states the rules its own draw keeps.
+  (`fuzz.known.bugs` half-neg-unit-grad-vector-cast; a constant -1 float16 grad reached another way stays a
+  rejection, none seen).
+Each feature module states the rules its own draw keeps; AVOIDS names the tinygrad bugs (fuzz.known.bugs.AVOIDED_BUGS)
+the step's own rules avoid, as a feature's `avoids` does for its draw.
 """
 from __future__ import annotations
 
 from hypothesis import strategies as st
 
 from fuzz.gen.builder import DEFAULT, F16, F32, LEAF_DIMS, MAX_NDIM, MAX_OPS, Builder, Value, broadcast, promote
-from fuzz.gen.features import COMPOUND, dtypes, steps
+from fuzz.gen.features import COMPOUND, OPS, dtypes, loop
+from fuzz.gen.ops import MOVEMENT
 from fuzz.gen.program import Backward, Bound, Feedback, Group, Program, Returned, StateUpdate, Update, returned_names, returned_paths
-from fuzz.gen.single_ops import MOVEMENT, applicable, draw_op
+from fuzz.gen.single_ops import applicable, draw_op
 
+AVOIDS = ("half-neg-unit-grad-vector-cast",)
 COMPOUND_ONE_IN = 2
 HEAVY_ONE_IN = 2
 
@@ -149,11 +154,11 @@ def _programs(draw: st.DrawFn) -> Program:
   views = {v.name for v in ops if v.view}
   if not (realize_grads or state_updates or update) and all(n in views for n in returned_names(returns)):
     realize_grads = True  # else the capture may schedule nothing, which TinyJit rejects ("didn't JIT anything")
-  variable = Bound(draw(st.sampled_from((1, 3, 5))), draw(st.integers(0, 7))) if "symbolic" in b.features else None
-  method, reset, evaluate = steps.draw_method(b), steps.draw_reset(b), steps.draw_eval(b)
+  variable = Bound(draw(st.sampled_from((1, 3, 5))), draw(st.integers(0, 7))) if any(OPS[op.kind].variable for op in b.body) else None
+  method, reset, evaluate = loop.draw_method(b), loop.draw_reset(b), loop.draw_eval(b)
   lazy = [*kept, *returned_names(returns), *([] if realize_grads else [bw.value for bw in backward])]
   read_later = set().union(*(reach[n] for n in lazy if n in reach))
-  input_assign = steps.draw_input_assign(b, read_later, fed) if evaluate is None else None
+  input_assign = loop.draw_input_assign(b, read_later, fed) if evaluate is None else None
   return Program(tuple(b.params), tuple(b.inputs), tuple(b.state), tuple(b.body), tuple(backward), returns, kept,
                  realize_grads, tuple(state_updates), update, prune, feedback, variable,
                  features=tuple(dict.fromkeys(b.features)), method=method, reset=reset, evaluate=evaluate,

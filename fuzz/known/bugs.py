@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from fuzz.gen.render import sharded
 from oracle.device import device_kind
 from oracle.findings import JIT_ERROR, STALE, VALUE_KINDS, Finding
 from oracle.signature import role
@@ -103,7 +104,6 @@ def _hcq_multi_device_assert(f: Finding) -> bool:
 
 def _sharded(program: Any) -> bool:
   """A fuzz program with a sharded leaf or shard op (None, a program not from the fuzzer: it may be)."""
-  from fuzz.gen.render import sharded
   return program is None or sharded(program)
 
 
@@ -148,13 +148,13 @@ KNOWN_BUGS: tuple[KnownBug, ...] = (
 @dataclass(frozen=True)
 class AvoidedBug:
   """A tinygrad bug that makes a valid program fail loudly, in eager as in the JIT: such a program is a rejection, not
-  a finding, so the generator keeps a rule that avoids it (stated in the feature module that keeps it), or, until one
-  is written, `rule` says none is and such programs stay rejections. The repro's strict xfail turns CI red the day
-  tinygrad fixes it, and the rule can go."""
+  a finding, so the generator keeps a rule that avoids it. The rule is stated once, in the feature module that keeps
+  it, which names the bug in its `avoids` (`fuzz.gen.features.feature.Feature`; the step's own rules in
+  `fuzz.gen.strategies.AVOIDS`); until one is written, such programs stay rejections. The repro's strict xfail turns
+  CI red the day tinygrad fixes it, and the rule can go."""
   name: str
   mechanism: str
   repro: Path
-  rule: str
   devices: tuple[str, ...] = ()  # the device kinds it is known on; () any
 
 
@@ -162,47 +162,38 @@ AVOIDED_BUGS: tuple[AvoidedBug, ...] = (
   AvoidedBug("shard-split-grad-unbound-variable",
              "the backward of `t.shard(devices, axis=k)` gathers the parts with a kernel indexed by the device number, a "
              "Variable nothing binds: realizing t.grad raises \"unbound Variable '_device_num'\"",
-             KNOWN_DIR / "shard_split_grad_unbound_variable.py",
-             "fuzz.gen.features.shard: a value that reaches a parameter is sharded replicated (axis None), never split"),
+             KNOWN_DIR / "shard_split_grad_unbound_variable.py"),
   AvoidedBug("multi-grad-from-other-device",
              "a multi-device tensor's grad that arrives through a copy from another device is copied into its shards by a "
              "kernel tinygrad's verifier rejects (\"UOp verification failed ... Ops.RANGE\")",
-             KNOWN_DIR / "multi_grad_from_other_device.py",
-             "fuzz.gen.features.shard: a sharded value comes back with `.to(DEFAULT).contiguous_backward()`"),
+             KNOWN_DIR / "multi_grad_from_other_device.py"),
   AvoidedBug("multi-grad-expanded",
              "a multi-device tensor's grad that is a broadcast buffer (the other factor of a product) is copied into its "
              "shards without being made contiguous (\"UOp verification failed ... Ops.EXPAND\")",
-             KNOWN_DIR / "multi_grad_expanded.py",
-             "fuzz.gen.features.shard: a sharded value comes back with `.to(DEFAULT).contiguous_backward()`", devices=CPU_ONLY),
+             KNOWN_DIR / "multi_grad_expanded.py", devices=CPU_ONLY),
   AvoidedBug("shard-of-copied-kernel",
              "sharding a lazy copy of a kernel made on another device (`x.to(SECOND).relu().to(DEFAULT).shard(...)`) and "
              "computing on it fails UOp verification (\"Ops.RANGE\") in the forward pass",
-             KNOWN_DIR / "shard_of_copied_kernel.py",
-             "fuzz.gen.features.shard: a value whose lazy graph holds a copy is not sharded (a new input is)"),
+             KNOWN_DIR / "shard_of_copied_kernel.py"),
   AvoidedBug("replicated-unshard-beside-source-reader",
              "a buffer's replicated shard brought back (`(x.shard(devices) * 2).to(DEFAULT)`), realized in one "
              "`Tensor.realize` with another kernel that reads `x`, fails UOp verification (\"Ops.RANGE\"); TinyJit "
              "realizes a step's returned tensors together",
-             KNOWN_DIR / "replicated_unshard_beside_source_reader.py",
-             "fuzz.gen.features.shard: a replicated sharding shards a lazy `a * 2` read by nothing else, never a buffer", devices=CPU_ONLY),
+             KNOWN_DIR / "replicated_unshard_beside_source_reader.py", devices=CPU_ONLY),
   AvoidedBug("replicated-shard-of-lazy-expand",
              "a replicated sharding of a lazy op over an expanded buffer, computed on "
              "(`(x.expand(...) * 2.0).shard(devices, axis=None) * 1.0`), fails UOp verification (\"Ops.EXPAND\")",
-             KNOWN_DIR / "replicated_shard_of_lazy_expand.py",
-             "fuzz.gen.features.shard: a value with a lazy expand in its graph is not sharded (a new input is)", devices=CPU_ONLY),
+             KNOWN_DIR / "replicated_shard_of_lazy_expand.py", devices=CPU_ONLY),
   AvoidedBug("symbolic-slice-of-padded",
              "the first n rows (n a bound Variable) of a lazily padded tensor of 3+ dims fail to schedule: "
              "`x.pad(((3, 1), (0, 0), (0, 0)))[:n].sum(0)` raises \"val is only for CONST, got Ops.PARAM\" (2-d, or "
              "made contiguous after the pad, it works)",
-             KNOWN_DIR / "symbolic_slice_of_padded.py",
-             "fuzz.gen.features.symbolic: a value with a lazy pad in its graph is not the cache (a new input is)"),
+             KNOWN_DIR / "symbolic_slice_of_padded.py"),
   AvoidedBug("half-neg-unit-grad-vector-cast",
              "on the CPU, the grad of a subtracted (or negated) float16 tensor of 4+ elements under a loss of scale 1 is "
              "the constant -1, which the clang renderer writes as a float4 -> __fp16 vector conversion clang rejects: "
              "realizing the grad raises CalledProcessError",
-             KNOWN_DIR / "half_neg_unit_grad_vector_cast.py",
-             "fuzz.gen.strategies: a float16 loss is never scaled by 1.0 (a drawn 1.0 becomes 2.0); a constant -1 float16 grad "
-             "reached another way stays a rejection (none seen)", devices=CPU_ONLY),
+             KNOWN_DIR / "half_neg_unit_grad_vector_cast.py", devices=CPU_ONLY),
 )
 
 

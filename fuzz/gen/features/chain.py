@@ -9,11 +9,9 @@ import math
 
 from hypothesis import strategies as st
 
-from fuzz.gen.builder import F32, Builder, Value
-from fuzz.gen.features.feature import Feature, Row
+from fuzz.gen.builder import BIG_SHAPES, F32, Builder, Value
+from fuzz.gen.features.feature import Feature, Row, row
 from fuzz.gen.single_ops import draw_op, elementwise
-
-BIG_SHAPES = ((8, 16), (4, 8, 8))  # over 64 float32 elements: planned buffers bigger than the arena's 256-byte block
 
 
 def draw_chain(b: Builder, a: Value) -> Value:
@@ -26,8 +24,8 @@ def draw_chain(b: Builder, a: Value) -> Value:
 
 def _reused(rows: tuple[Row, ...]) -> bool:
   """Two compute-lane buffers of one arena whose lifetimes do not meet: a region the planner reused."""
-  compute = [r for r in rows if r[1] == 0]
-  return any(a[0] == b[0] and a[5] < b[4] for a in compute for b in compute)
+  compute = [r for r in rows if row(r, "lane") == 0]
+  return any(row(a, "device") == row(b, "device") and row(a, "last") < row(b, "first") for a in compute for b in compute)
 
 
 FEATURE = Feature("chain", None, _reused, "planned buffers with disjoint lifetimes (reuse possible)", draw_chain)

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from fuzz.gen.builder import F32, RESHAPES, Builder, Value
 from fuzz.gen.features.feature import Feature
+from fuzz.gen.ops import OpSpec
 
 CONVS = (((1, 2, 4, 4), 2), ((2, 3, 8, 8), 2))  # (NCHW input, output channels); the first reshapes a 32-element value
 
@@ -23,4 +24,6 @@ def draw_conv(b: Builder, a: Value) -> Value:
   return b.emit("conv2d", (x.name, w.name, bias.name, nchw, out), out, F32, [x, w, bias], pooled=True)
 
 
-FEATURE = Feature("conv", draw=draw_conv)
+# an nn.Conv2d(cin, cout, 3, padding=1) on `x` seen as NCHW, flattened back to a palette shape
+OPS = {"conv2d": OpSpec(3, lambda v, c: f"{v[0]}.reshape({c[0]}).conv2d({v[1]}, {v[2]}, padding=1).reshape({c[1]})")}
+FEATURE = Feature("conv", draw=draw_conv, ops=OPS)

@@ -21,9 +21,9 @@ import math
 import numpy as np
 from hypothesis import strategies as st
 
-from fuzz.gen.builder import F32, Builder, Value
-from fuzz.gen.features.chain import BIG_SHAPES
-from fuzz.gen.features.feature import FLOATS, Feature, Row
+from fuzz.gen.builder import BIG_SHAPES, F32, Builder, Value
+from fuzz.gen.features.feature import FLOATS, Feature, Row, row
+from fuzz.gen.ops import OpSpec, binary, unary
 
 # simplest first: a failure shrinks towards int32
 DTYPES = ("int32", "bool", "float64", "int64", "uint8", "bfloat16", "float16")
@@ -97,7 +97,7 @@ def differentiable(d: str) -> bool:
   except RuntimeError: return False
 
 
-def _other_width(rows: tuple[Row, ...]) -> bool: return any(r[2] not in FLOATS for r in rows)
+def _other_width(rows: tuple[Row, ...]) -> bool: return any(row(r, "dtype") not in FLOATS for r in rows)
 
 
 def _usable(b: Builder, a: Value) -> bool:
@@ -105,4 +105,14 @@ def _usable(b: Builder, a: Value) -> bool:
   return bool(tg.usable_dtypes(DTYPES))
 
 
-FEATURE = Feature("dtypes", None, _other_width, "planned a buffer of another dtype", draw_dtype, applies=_usable)
+OPS = {
+  "cast_to": unary("{0}.cast({1!r})"),  # to any dtype by name: float64, bfloat16, and back to float32 from any
+  # into an integer dtype: clipped first, so no float out of the integer's range is converted (undefined in C)
+  "quantize": OpSpec(1, lambda v, c: f"({v[0]}.abs().clip(0, 63) * 4).cast('uint8')" if c[0] == "uint8"
+                     else f"({v[0]}.clip(-64, 64) * 4).cast({c[0]!r})"),
+  "mask": unary("({0} > 0)"),  # a bool mask
+  "and": binary("&"),
+  "or": binary("|"),
+  "select": OpSpec(3, lambda v, c: f"{v[0]}.where({v[1]}, {v[2]})"),  # a bool mask picks between two values
+}
+FEATURE = Feature("dtypes", None, _other_width, "planned a buffer of another dtype", draw_dtype, applies=_usable, ops=OPS)

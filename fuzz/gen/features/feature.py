@@ -1,20 +1,32 @@
-"""What a feature of the generator is: a strategy for part of a program, and how a census tells it was reached.
+"""What a feature of the generator is: everything about one situation the planner must handle, declared in one module.
 
 A feature is drawn (a compound draw on a value of the pool, several ops that make one situation the planner must
-handle) or is a property of the whole step (backward, feedback, prune, ...). Either way the census asks two
+handle) or is a property of the whole step (backward, feedback, prune, ...). Its module declares its draw, the ops it
+owns (each op's rendering, whether an eval step may run it, whether it reads the step's Variable; their shapes are
+inferred by the draw that emits them), the tinygrad bugs its rules avoid (`avoids`: names of
+`fuzz.known.bugs.AVOIDED_BUGS`, whose rule the module's docstring states) and its census entry. The census asks two
 questions of every example: did the program have it (`has`), and did the capture plan a buffer of it (`planned`, on
-the plan's rows, `planner.memplan.MemoryPlan.rows()`); a green run shows with these what it covered.
+the plan's rows, `planner.memplan.MemoryPlan.rows()`); a green run shows with these what it covered. Registered in
+`fuzz.gen.features`, a feature's ops join the op table, its draw the generator and its entry the census.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from fuzz.gen.builder import Builder, Value
+from fuzz.gen.ops import OpSpec
 from fuzz.gen.program import Program
 
-Row = tuple  # (device, lane, dtype, nbytes, first, last): one planned buffer
+Row = Any  # one planned buffer: (device, lane, dtype, nbytes, first, last), read through `row`
+ROW_FIELDS = ("device", "lane", "dtype", "nbytes", "first", "last")
 FLOATS = ("dtypes.float", "dtypes.half")
+
+
+def row(r: Row, name: str) -> Any:
+  """A plan row's field by name, whether the row is a tuple in ROW_FIELDS order or an object with those fields."""
+  return getattr(r, name) if hasattr(r, name) else r[ROW_FIELDS.index(name)]
 
 
 @dataclass(frozen=True)
@@ -26,5 +38,7 @@ class Feature:
   draw: Callable[[Builder, Value], Value] | None = None  # a compound draw on a pool value
   applies: Callable[[Builder, Value], bool] = lambda b, a: True  # for a compound draw: may it start from `a`?
   heavy: bool = False  # costs a second or more a program: at most one heavy draw a program, so rates hold
+  ops: dict[str, OpSpec] = field(default_factory=dict, hash=False)  # the op kinds only this feature emits
+  avoids: tuple[str, ...] = ()  # fuzz.known.bugs.AVOIDED_BUGS entries whose rule this feature's draw keeps
 
   def seen(self, program: Program) -> bool: return self.has(program) if self.has is not None else self.name in program.features

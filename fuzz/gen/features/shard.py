@@ -8,13 +8,14 @@ multi-device BUFFERs read through MSELECT/MSTACK, which tinygrad plans into per-
 
 Rules kept: the split axis's size is divisible by the device count (tinygrad raises "multi axis uneven" otherwise);
 operands of one op share one sharding; sharded values never feed state updates or feedback (those live on the default
-device). Rules that avoid tinygrad bugs (fuzz.known.bugs.AVOIDED_BUGS, each a strict xfail): a value that reaches a
-parameter is replicated, never split (its grad would need the unbound '_device_num'); a sharded value comes back with
-`.to(DEFAULT).contiguous_backward()` (a grad that is a broadcast buffer, or a copy from another device, cannot be copied
-into the shards); a value whose lazy graph holds a copy between devices, or an expand, is never sharded (a new input is
-instead: a replicated shard of an op over an expanded buffer fails UOp verification); a replicated sharding shards
-a lazy `a * 2` that nothing else reads, never a buffer directly (a buffer's replicated shard brought back, realized
-beside another reader of the buffer, fails UOp verification).
+device). Rules that avoid tinygrad bugs (`avoids`: fuzz.known.bugs.AVOIDED_BUGS, each a strict xfail): a value that
+reaches a parameter is replicated, never split (shard-split-grad-unbound-variable: its grad would need the unbound
+'_device_num'); a sharded value comes back with `.to(DEFAULT).contiguous_backward()` (multi-grad-expanded,
+multi-grad-from-other-device: a grad that is a broadcast buffer, or a copy from another device, cannot be copied into
+the shards); a value whose lazy graph holds a copy between devices (shard-of-copied-kernel) or an expand
+(replicated-shard-of-lazy-expand) is never sharded, a new input is instead; a replicated sharding shards a lazy `a * 2`
+that nothing else reads, never a buffer directly (replicated-unshard-beside-source-reader: a buffer's replicated shard
+brought back, realized beside another reader of the buffer, fails UOp verification).
 """
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ import math
 from hypothesis import strategies as st
 
 from fuzz.gen.builder import DEFAULT, F32, Builder, Value, promote
-from fuzz.gen.features.feature import Feature, Row
+from fuzz.gen.features.feature import Feature, Row, row
+from fuzz.gen.ops import OpSpec
 from fuzz.gen.single_ops import draw_op, elementwise
 
 COUNTS = (2, 4)
@@ -54,7 +56,15 @@ def draw_shard(b: Builder, a: Value) -> Value:
   return b.emit("unshard", (v.name, DEFAULT), v.shape, v.dtype, [v], DEFAULT, pooled=True)
 
 
-def _multi_device(rows: tuple[Row, ...]) -> bool: return any(not isinstance(r[0], str) for r in rows)
+def _multi_device(rows: tuple[Row, ...]) -> bool: return any(not isinstance(row(r, "device"), str) for r in rows)
 
 
-FEATURE = Feature("sharded", None, _multi_device, "planned a multi-device buffer", draw_shard, heavy=True)
+OPS = {  # values off the default device: no eval step runs them
+  # over n devices of the default device's kind (`shards`, defined by `fuzz.gen.render`)
+  "shard": OpSpec(1, lambda v, c: f"{v[0]}.shard(shards({c[0]}), axis={c[1]})", in_eval=False),
+  # back on one device, the grad made contiguous before it goes to the shards (multi-grad-expanded, multi-grad-from-other-device)
+  "unshard": OpSpec(1, lambda v, c: f"{v[0]}.to({c[0]}).contiguous_backward()", in_eval=False),
+}
+FEATURE = Feature("sharded", None, _multi_device, "planned a multi-device buffer", draw_shard, heavy=True, ops=OPS,
+                  avoids=("shard-split-grad-unbound-variable", "multi-grad-from-other-device", "multi-grad-expanded",
+                          "shard-of-copied-kernel", "replicated-unshard-beside-source-reader", "replicated-shard-of-lazy-expand"))

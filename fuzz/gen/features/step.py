@@ -1,4 +1,5 @@
-"""Features of the whole step rather than of one draw: census entries only (`fuzz.gen.strategies.programs` draws them).
+"""Features of the whole step rather than of one draw: census entries only (`fuzz.gen.strategies.programs` draws them;
+how loops call the step, an eval step, a reset, are `fuzz.gen.features.loop`'s).
 
 Each respects a documented rule (shared/TINYGRAD_JIT_FACTS.md), kept where it is drawn: grads are realized before an
 in-place update (tinygrad#17074); prune draws no rand, Variable or optimizer (prune freezes them); feedback realizes
@@ -7,8 +8,8 @@ grads inside the step (eager feeds a new tensor where the JIT refills the same o
 from __future__ import annotations
 
 from fuzz.gen.features.feature import Feature
+from fuzz.gen.ops import MOVEMENT
 from fuzz.gen.program import Program, returned_names
-from fuzz.gen.single_ops import MOVEMENT
 
 
 def _lazy_grad(p: Program) -> bool: return bool(p.grads_at_end()) and not (p.realize_grads or p.update is not None)
@@ -19,7 +20,7 @@ def _returned_view(p: Program) -> bool:
   return any(kinds.get(n) in MOVEMENT for n in returned_names(p.returns))
 
 
-STEP_FEATURES = (
+FEATURES = (
   Feature("backward x2+", lambda p: len(p.backward) > 1),
   Feature("lazy grad", _lazy_grad),
   Feature("optimizer", lambda p: p.update is not None and p.update.kind != "assign"),

@@ -11,9 +11,9 @@ Rules kept (shared/TINYGRAD_JIT_FACTS.md): no symbolic *view* is returned (docum
 form reduces to a fixed shape; not drawn when pruned (prune freezes a bound Variable); a lazy escape over `n` shows the
 capture call's `n` on replays (the bound value is a constant in its graph), which the oracle models
 (`oracle.compare.undefined`); the KV row is detached and the cache read stays out of the loss (backward cannot pass a
-slice assign). Rule that avoids a tinygrad bug (fuzz.known.bugs.AVOIDED_BUGS, a strict xfail): a value with a
+slice assign). Rule that avoids a tinygrad bug (`avoids`: fuzz.known.bugs.AVOIDED_BUGS, a strict xfail): a value with a
 lazy pad in its graph is not the cache (a new input is): the first n rows of a padded 3-d one fail to schedule, and
-the program does not carry shapes to tell the 2-d ones, which work, apart.
+the program does not carry shapes to tell the 2-d ones, which work, apart (symbolic-slice-of-padded).
 """
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from fuzz.gen.builder import F32, RESHAPES, Builder, Value
 from fuzz.gen.features.feature import Feature
+from fuzz.gen.ops import OpSpec
 
 FORMS = ("symbolic", "symbolic_lazy", "symbolic_buffer", "kv")
 CACHES = ((8, 4), (8, 32))
@@ -48,5 +49,21 @@ def draw_kv(b: Builder, a: Value) -> Value:
   return a
 
 
+def _reads(fmt: str, cuts: bool = False) -> OpSpec: return OpSpec(1, lambda v, c: fmt.format(*v, *c), cuts, variable=True)
+
+
+OPS = {
+  # a reduction over the first n rows, n a bound Variable (a step argument): realized, left lazy (it may escape), or
+  # through a Variable-shaped buffer of its own (sized at the Variable's maximum)
+  "symbolic": _reads("{0}[:{2}].{1}(0).contiguous().realize()", cuts=True),
+  "symbolic_lazy": _reads("{0}[:{2}].{1}(0)"),
+  "symbolic_buffer": _reads("({0}[:{2}] * 2).contiguous().{1}(0)"),
+  # a KV-cache write: row `{1}` into row n-1 of the state `{0}`, realized (backward never passes an assign); a write
+  # of state, so never in an eval step
+  "kv_write": OpSpec(2, lambda v, c: f"{v[0]}[{c[0]} - 1:{c[0]}].assign({v[1]}.detach().float().reshape(1, -1)).realize()", cuts=True,
+                     in_eval=False, variable=True),
+  "kv_read": _reads("{0}[:{1}].sum(0)"),
+}
 # no `planned`: tinygrad gives a Variable-shaped BUFFER its maximum size, so a plan cannot tell it from any other
-FEATURE = Feature("symbolic", lambda p: p.variable is not None, draw=draw_symbolic, applies=lambda b, a: not b.pruned)
+FEATURE = Feature("symbolic", lambda p: any(op.kind in OPS for op in p.body), draw=draw_symbolic, applies=lambda b, a: not b.pruned,
+                  ops=OPS, avoids=("symbolic-slice-of-padded",))

@@ -1,4 +1,4 @@
-"""How training loops write their steps: a train step and an eval step, each jitted on its own over the same
+"""How training loops write and call their steps: a train step and an eval step, each jitted on its own over the same
 parameters and called alternately (train, then eval, every call); and `jit.reset()` between two calls, after which
 the step is captured again (a loop that changes its batch shape or learning-rate schedule resets its JIT); and the
 step as a model's `__call__`, jitted with the decorator form (`@TinyJit(prune=...)`), called on the model object; and
@@ -20,9 +20,9 @@ order of reads; the source has the input's shape, dtype and device; no eval step
 pruned program. tinygrad drops the assign on replay (fuzz.known.bugs: jit-input-assign-dropped).
 
 Rules kept by the eval step: the value is computed by at least one kernel (a pure view captures nothing: TinyJit rejects it) and
-reaches a parameter; its ops draw no rand (the eval step would advance the generator's stream between train steps) and
-write no state (`kv_write`); it lives on the default device, unsharded; no eval step in a pruned program (prune's
-freezing is the train step's).
+reaches a parameter; it runs no op its spec keeps out of eval steps (`fuzz.gen.ops.OpSpec.in_eval`: a rand would
+advance the generator's stream between train steps, a KV-cache write would write state, a shard leaves the default
+device); no eval step in a pruned program (prune's freezing is the train step's).
 """
 from __future__ import annotations
 
@@ -30,11 +30,9 @@ from hypothesis import strategies as st
 
 from fuzz.gen.builder import DEFAULT, F16, F32, Builder
 from fuzz.gen.features.feature import Feature
-from fuzz.gen.ops import OPS
+from fuzz.gen.ops import MOVEMENT, OPS
 from fuzz.gen.program import InputAssign, needed_ops
-from fuzz.gen.single_ops import MOVEMENT
 
-NOT_IN_EVAL = ("rand", "kv_write", "shard", "unshard")  # side effects, and values off the default device
 EVAL_ONE_IN = 4
 RESET_ONE_IN = 5
 RESET_CALLS = (2, 3)  # before the first replay, or after one
@@ -54,7 +52,7 @@ def _evaluable(body: tuple, value: str, params: set[str]) -> bool:
   ops = needed_ops(body, value)
   reads = {a for op in ops for a in op.args[:OPS[op.kind].arity]}
   return (bool(reads & params) and any(op.kind not in MOVEMENT for op in ops)
-          and not any(op.kind in NOT_IN_EVAL for op in ops))
+          and all(OPS[op.kind].in_eval for op in ops))
 
 
 def draw_reset(b: Builder) -> int | None:
