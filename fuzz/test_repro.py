@@ -3,6 +3,8 @@
 The program is tinygrad#16571's mechanism on a matmul: forward through a non-returned contiguous buffer, two
 backward() calls with `.grad = None` between, the grad left lazy, a reduction returned, inputs refilled in place.
 Under the `returned-only` policy (0.13.0's held set) the lazy grad reads arena memory; under 0.14.0's it is right.
+A script compares the finding's value as the oracle decided (tests/test_repro_verdicts.py shows the decisions carried
+reach the oracle's verdict on a corpus and on planner mutants' first findings).
 """
 from __future__ import annotations
 
@@ -13,10 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from fuzz.campaign.driver import check
+from fuzz.campaign.example import run_example
 from fuzz.gen.printer import to_script
-from fuzz.gen.program import Backward, Leaf, Op, Program, StateUpdate
-from oracle.runs import SAME_BUFFER
+from fuzz.gen.program import Backward, Group, Leaf, Op, Program, StateUpdate
+from oracle.findings import JIT_ERROR, STALE, WRONG_VALUES, Finding
+from oracle.runs import FRESH, SAME_BUFFER
 from oracle.targets import Target
 
 CALLS = 5
@@ -37,67 +40,93 @@ def run_script(tmp_path: Path, text: str, *python_args: str) -> subprocess.Compl
 
 
 @pytest.fixture(scope="module")
-def finding():
-  verdict = check(LAZY_GRAD, Target(policy="returned-only"), SAME_BUFFER, CALLS)
-  assert verdict.rejected is None and verdict.findings, "returned-only must get the lazy grad wrong"
-  return verdict.findings[0]
+def findings() -> list[Finding]:
+  outcome = run_example(LAZY_GRAD, Target(policy="returned-only"), CALLS, SAME_BUFFER)
+  assert outcome.rejected is None and outcome.findings, "returned-only must get the lazy grad wrong"
+  return outcome.findings
 
 
-def test_returned_only_repro_reproduces(tmp_path: Path, finding) -> None:
+@pytest.fixture(scope="module")
+def finding(findings: list[Finding]) -> Finding:
+  """The first wrong value: the lazy grad, read from arena memory."""
+  return next(f for f in findings if f.call is not None)
+
+
+def test_returned_only_repro_reproduces(tmp_path: Path, finding: Finding) -> None:
   assert finding.subject == "p0.grad"
   out = run_script(tmp_path, to_script(LAZY_GRAD, Target(policy="returned-only"), SAME_BUFFER, CALLS, finding))
   assert out.returncode == 1, out.stdout + out.stderr
-  assert "MISMATCH p0.grad" in out.stdout
+  assert f"MISMATCH p0.grad at call {finding.call}" in out.stdout
 
 
-def test_default_policy_repro_prints_ok(tmp_path: Path, finding) -> None:
-  assert check(LAZY_GRAD, Target(), SAME_BUFFER, CALLS).ok
+def test_a_plan_findings_repro_runs_the_plan_checks(tmp_path: Path, findings: list[Finding]) -> None:
+  """A finding on the plan (the lazy grad's buffer planned into the arena) has no value to compare: the script runs
+  planfuzz's plan checks and prints the line confirmation looks for (fuzz/campaign/confirm.py `expected_line`)."""
+  static = next(f for f in findings if f.call is None)
+  text = to_script(LAZY_GRAD, Target(policy="returned-only"), SAME_BUFFER, CALLS, static)
+  assert "CHECKS = []" in text
+  out = run_script(tmp_path, text)
+  assert out.returncode == 1 and f"MISMATCH (static) [{static.kind}]" in out.stdout, out.stdout + out.stderr
+
+
+def test_default_policy_repro_prints_ok(tmp_path: Path, finding: Finding) -> None:
+  assert run_example(LAZY_GRAD, Target(), CALLS, SAME_BUFFER).ok
   out = run_script(tmp_path, to_script(LAZY_GRAD, Target(), SAME_BUFFER, CALLS, finding))
-  assert out.returncode == 0 and "OK" in out.stdout, out.stdout + out.stderr
+  assert out.returncode == 0 and "OK: the JIT agrees on the 1 value(s) compared" in out.stdout, out.stdout + out.stderr
 
 
-def test_tinyjit_repro_needs_only_tinygrad(tmp_path: Path, finding) -> None:
+def test_tinyjit_repro_needs_only_tinygrad_and_is_short(tmp_path: Path, finding: Finding) -> None:
+  """The script carries the oracle's decision as data, not the oracle: the full harness it replaced (which restated
+  the judge's tolerances, capture schedule and frozen-value rules) was 138 lines for this finding."""
   text = to_script(LAZY_GRAD, Target("tinyjit"), SAME_BUFFER, CALLS, finding)
-  assert "from planner" not in text and "import planner" not in text
+  assert not any(f"{how} {pkg}" in text for how in ("import", "from") for pkg in ("planner", "oracle", "fuzz"))
+  assert len(text.splitlines()) < 100
+  assert f"CHECKS = [('p0.grad', {finding.call}, {finding.call}, 1e-05, 1e-06)]" in text
   out = run_script(tmp_path, text, "-c", NO_PLANFUZZ)
   assert out.returncode == 0 and "OK" in out.stdout, out.stdout + out.stderr
 
 
-@pytest.mark.parametrize("blame, prune", [("capture", "False"), ("prune", "True"), ("planner", "True")])
-def test_a_pruned_program_blamed_on_capture_repros_unpruned(finding, blame: str, prune: str) -> None:
-  """The attribution saw a capture-blamed finding persist without prune, and the harness cannot model prune's
-  documented freezing: its script runs unpruned; any other blame keeps prune as the run had it."""
+@pytest.mark.parametrize("blame", ["capture", "prune", "planner"])
+def test_a_pruned_programs_repro_prunes_as_it_ran(finding: Finding, blame: str) -> None:
+  """Whatever the finding is blamed on, the script prunes as the run did: it compares the finding's value alone, which
+  prune's documented freezing of the rest leaves as it is."""
   text = to_script(replace(LAZY_GRAD, prune=True), Target("tinyjit"), SAME_BUFFER, CALLS, finding.blamed(blame))
-  assert f"make_jit = lambda step, prune={prune}: TinyJit(step, prune=prune)" in text
+  assert "step = TinyJit(step, prune=True) if jit else step" in text
 
 
 def test_a_pruned_steps_repro_compares_only_the_findings_observable(tmp_path: Path) -> None:
   """Shared lead emulated_amd_state_frozen: a pruned step whose state update reads no input runs it once (prune's
   documented freezing). Its repro for a finding on another observable (there, a graph fault planted in the campaign)
-  must not report the frozen state: written for the finding, it compares that observable only; compared in full, a
-  correct tinygrad prints the state's documented freeze as mismatches."""
-  from oracle.findings import WRONG_VALUES, Finding
+  must not report the frozen state: it compares that observable only."""
   pruned = Program(params=(), inputs=(Leaf("x0", (8,), seed=2),), state=(Leaf("s0", (8,), seed=3),),
                    body=(Op("scale", ("x0", 2.0), "v0"),), backward=(), returns="v0", state_updates=(StateUpdate("s0"),),
                    prune=True)
-  assert not check(pruned, Target("tinyjit"), SAME_BUFFER, CALLS).findings  # the oracle excuses the freeze
+  assert not run_example(pruned, Target("tinyjit"), CALLS, SAME_BUFFER).findings  # the oracle excuses the freeze
   on_ret = Finding(WRONG_VALUES, "ret", 2, "replay 1", {}).blamed("graph")
-  out = run_script(tmp_path, to_script(pruned, Target("tinyjit"), SAME_BUFFER, CALLS, on_ret), "-c", NO_PLANFUZZ)
+  text = to_script(pruned, Target("tinyjit"), SAME_BUFFER, CALLS, on_ret)
+  assert "CHECKS = [('ret', 2, 2, 1e-05, 1e-06)]" in text
+  out = run_script(tmp_path, text, "-c", NO_PLANFUZZ)
   assert out.returncode == 0 and "OK" in out.stdout, out.stdout + out.stderr
-  full = run_script(tmp_path, to_script(pruned, Target("tinyjit"), SAME_BUFFER, CALLS), "-c", NO_PLANFUZZ)
-  assert full.returncode == 1 and "MISMATCH s0 at call 2" in full.stdout, full.stdout + full.stderr
 
 
-def test_a_fresh_input_repro_skips_the_lazy_grad_as_the_oracle_does(tmp_path: Path) -> None:
-  """With fresh inputs a grad left lazy by the capture is undefined (documented), and the oracle skips it; the script
-  must tell it is lazy before its first read realizes it (it read the value first, so it saw a realized grad and
-  printed three MISMATCH lines for a correct tinygrad: a seed-20261205 emulated campaign 'confirmed' this program so)."""
-  from oracle.runs import FRESH
-  program = Program(params=(Leaf("p0", (2, 2, 2), seed=2),), inputs=(Leaf("x0", (2, 2, 2), seed=1),), state=(),
-                    body=(Op("relu", ("x0",), "v0"), Op("contiguous", ("v0",), "v1"), Op("flip", ("v1", 0), "v2"),
-                          Op("contiguous", ("v2",), "v3"), Op("mul", ("v3", "p0"), "v4")),
-                    backward=(Backward("v4"), Backward("v4")), returns="v3")
-  verdict = check(program, Target("tinyjit"), FRESH, CALLS)
-  assert not verdict.findings and verdict.skipped, verdict  # the oracle: nothing wrong, the lazy grad skipped
-  out = run_script(tmp_path, to_script(program, Target("tinyjit"), FRESH, CALLS), "-c", NO_PLANFUZZ)
+def test_a_frozen_values_repro_compares_it_with_the_capture(tmp_path: Path) -> None:
+  """With fresh inputs a returned view of the input shows the capture call's data on every replay (documented): the
+  oracle compares it with the reference's value after the capture, and the script carries that choice. Compared with
+  its own call's value, a correct TinyJit would print a mismatch."""
+  view = Program(params=(), inputs=(Leaf("x0", (8,), seed=2),), state=(), backward=(), returns=Group("tuple", ("v0", "v1")),
+                 body=(Op("reshape", ("x0", (2, 4)), "v0"), Op("scale", ("x0", 2.0), "v1")))
+  assert not run_example(view, Target("tinyjit"), CALLS, FRESH).findings
+  text = to_script(view, Target("tinyjit"), FRESH, CALLS, Finding(STALE, "ret[0]", 3, "replay 2"))
+  assert "CHECKS = [('ret[0]', 3, 1, 1e-05, 1e-06)]  # replay 2, frozen at its capture (call 1)" in text
+  out = run_script(tmp_path, text, "-c", NO_PLANFUZZ)
   assert out.returncode == 0 and "OK" in out.stdout, out.stdout + out.stderr
+
+
+def test_a_finding_without_a_value_compares_nothing_and_runs_the_calls(tmp_path: Path) -> None:
+  """An error the JIT raised, or no finding recorded (pytest's in-flight file, written before the example runs, whose
+  printing must not run it): nothing to compare, and the script runs the calls, where a crash or an error shows."""
+  error = Finding(JIT_ERROR, "step", 1, "capture", {"error": "RuntimeError: boom"})
+  texts = [to_script(LAZY_GRAD, Target("tinyjit"), SAME_BUFFER, CALLS, f) for f in (error, None)]
+  assert all("CHECKS = []  # nothing to compare" in text for text in texts)
+  out = run_script(tmp_path, texts[1], "-c", NO_PLANFUZZ)
+  assert out.returncode == 0 and "OK: the JIT agrees on the 0 value(s) compared" in out.stdout, out.stdout + out.stderr

@@ -56,8 +56,9 @@ def main() -> int:
     text = repros[0].read_text()
     if not (m := FINDING.search(text)) or int(m.group(3)) < 1: return fail(f"not a #16571-class finding:\n{text[:600]}")
     if re.search(r"^\s*(from|import) (planner|oracle|fuzz)\b", text, re.M): return fail("the repro imports planfuzz")
+    body = text.split("def build():")[1].split("\ndef ")[0]
     print(f"finding: [{m.group(1)}] {m.group(2)} at call {m.group(3)}; repro {repros[0].name}, "
-          f"{len(text.split('def build():')[1].split('def paths')[0].strip().splitlines())} lines of program")
+          f"{len(body.strip().splitlines())} lines of program")
     on_old = subprocess.run([sys.executable, str(repros[0])], env=on(args.old), capture_output=True, text=True)
     on_new = subprocess.run([sys.executable, str(repros[0])], env=on(None), capture_output=True, text=True)
     print(f"repro on 0.13.0: exit {on_old.returncode}; on 0.14.0: exit {on_new.returncode} ({on_new.stdout.strip()[:80]})")

@@ -70,7 +70,7 @@ def test_nothing_found_is_exit_0_with_a_summary(tmp_path: Path) -> None:
   run = planfuzz("run", "--examples", "2", "--mode", "same-buffer", "--seed", "0", "--db", "none", "--repro-dir", str(tmp_path))
   assert run.returncode == 0, run.stdout + run.stderr
   assert "2 examples in" in run.stdout and "findings: none" in run.stdout
-  assert sorted(p.name for p in tmp_path.iterdir()) == ["report.json", "report.md"]
+  assert sorted(p.name for p in tmp_path.iterdir()) == ["campaign.json", "report.json", "report.md"]  # the state a resumed run reads
   assert "**0 new bug(s), 0 known tinygrad bug(s).**" in (tmp_path / "report.md").read_text()
 
 

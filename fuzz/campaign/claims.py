@@ -29,6 +29,7 @@ class ClaimBook:
     """True for the one caller, in any process of the campaign or fleet, that claims `sig` first."""
     if self.where is None: return True
     if self.where.startswith(REDIS_SCHEMES): return self._take_redis(sig)
+    Path(self.where).mkdir(parents=True, exist_ok=True)  # at the first claim: a clean campaign leaves no empty folder
     try: os.close(os.open(Path(self.where) / sig.key, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
     except FileExistsError: return False
     return True
@@ -52,6 +53,4 @@ class ClaimBook:
 def claim_book(db: str, repro_dir: Path, fleet: str, claimant: str) -> ClaimBook:
   """The campaign's claims: through `db` when it is a redis (a fleet shares them), else in `repro_dir`'s `.claims`."""
   if db.startswith(REDIS_SCHEMES): return ClaimBook(db, fleet, claimant)
-  where = repro_dir / ".claims"
-  where.mkdir(parents=True, exist_ok=True)
-  return ClaimBook(str(where), fleet, claimant)
+  return ClaimBook(str(repro_dir / ".claims"), fleet, claimant)

@@ -1,183 +1,204 @@
-"""Write a failing program as a standalone repro script: rebuild, run reference and JIT, compare, exit 1 on a mismatch.
+"""Write a program as a standalone repro script: its build lines, its calls, and what planfuzz's oracle compared.
 
-For the `tinyjit` target the script needs only tinygrad and numpy (it is meant to be pasted into a tinygrad bug
-report), so the few oracle rules it needs are inlined: snapshot after every call, realize the reference's returned
-tensors together as TinyJit does, skip lazy escapes with fresh inputs, and compare with the capture call's value
-what the JIT documents as frozen then (a pending assign made at capture; a returned view of a fresh input).
+The script runs the step with the JIT and memory planner off (the reference) and under the JIT, reads every observable
+after each call as the oracle does, and compares the values in its CHECKS: each with the reference's value after the
+call the oracle chose (the capture's, for what the JIT documents as frozen then) at the oracle's tolerance
+(`oracle.expected`), written in as data. It restates no rule of the judge, so the two cannot drift apart: the oracle is
+the one judge, and a script carries its decision. For a value finding CHECKS is that one value; the printer reads the
+decision off the program judged once more here (memoized: triage writes one program's script several times).
+
+A finding that is no value (an error the JIT raised, a crash, a hang) needs nothing compared: the calls show it. Nor
+does a program with no finding recorded (pytest's in-flight file, written before the example runs, which must not run
+it): its script runs the calls, so a crash shows. The planner target's script also runs planfuzz's own plan checks
+(`static_findings`) where the finding is one or none is recorded. tests/test_repro_verdicts.py shows a script written
+with every value the oracle compared reaches the oracle's verdict.
+
+For the `tinyjit` target a script needs only tinygrad and numpy: it is meant to be pasted into a tinygrad bug report.
 For the `planner` target it builds planfuzz's PlannedJit through the same `oracle.targets.Target` (its repr is a
 constructor call), so every knob of the target (policy, planner, graph splitter, arena poisoning) carries over.
 """
 from __future__ import annotations
 
+import functools
 import inspect
+from collections.abc import Sequence
 from dataclasses import replace
 
 from fuzz.gen.compat import Sharded, param, second_device, training
-from fuzz.gen.interpret import data
-from fuzz.gen.program import OPTIMIZERS, Program
+from fuzz.gen.interpret import data, to_subject
+from fuzz.gen.program import OPTIMIZERS, Program, returned_paths
 from fuzz.gen.render import build_lines, sharded
+from oracle.check import judge_program
+from oracle.expected import Expected, expected
 from oracle.findings import JIT_ERROR, VALUE_KINDS, Finding
-from oracle.runs import REFERENCE_CONTEXT
+from oracle.runs import REFERENCE_CONTEXT, Trace
+from oracle.schedule import Schedule
 from oracle.targets import Target
 from planner import tg
 
-HARNESS = '''
-def paths(ret, path="ret"):
-  if isinstance(ret, Tensor): yield path, ret
-  elif isinstance(ret, (list, tuple)):
-    for i, x in enumerate(ret): yield from paths(x, f"{path}[{i}]")
-
-
+TENSOR = '''
 def tensor(kept, i, a):
-  """Input i as a tensor: a new one each call (fresh), or the first call's refilled in place (same-buffer)."""
-  fresh = a.to_tensor() if hasattr(a, "to_tensor") else Tensor(a)
-  if MODE == "fresh" or i not in kept: kept[i] = fresh.realize()
-  else: kept[i].assign(fresh).realize()
+  """Input i of a call: a new tensor each call (fresh), or the first call's refilled in place (same-buffer)."""
+  t = {make}
+  if MODE == "fresh" or i not in kept: kept[i] = t.realize()
+  else: kept[i].assign(t).realize()
   return kept[i]
-
-
-def capture_of(k):
-  """The capture call whose replays call k belongs to: 1, or after the reset before call RESET, the call after it."""
-  return RESET + 1 if RESET is not None and k >= RESET else 1
-
-
-def phase(k):
-  cap = capture_of(k)
-  name = "eager" if k < cap else "capture" if k == cap else f"replay {k - cap}"
-  return name + (" after reset" if cap > 1 else "")
-
-
-def run(jit):
-  """Call the step CALLS times; after each call snapshot every observable: (value, lazy, pending assign, input view)."""
-  step, observe, inputs, evaluate = build()
-  step = make_jit(step) if jit else step
-  evaluate = make_jit(evaluate, False) if jit and evaluate else evaluate  # an eval step: a JIT of its own
-  kept, calls, ret = {}, [], None
-  for k in range(CALLS):
-    if jit and k == RESET: step.reset()  # jit.reset(): the next call runs eagerly, the one after captures anew
-    args = [tensor(kept, i, a) if isinstance(a, np.ndarray) or hasattr(a, "to_tensor") else a for i, a in enumerate(inputs(k, ret))]
-    prev, ret = ret, step(*args)
-    if not jit and (ts := get_parameters(ret)): Tensor.realize(*ts)  # TinyJit realizes the returned tensors together
-    eargs = args
-    if not jit and k > capture_of(k):  # documented: the JIT's returned objects are rewritten by each replay, fed-back ones too
-      before, now = {id(t): p for p, t in paths(prev)}, dict(paths(ret))
-      eargs = [now[before[id(a)]] if id(a) in before else a for a in args]
-    ev = evaluate(*eargs) if evaluate else None
-    if not jit and (ts := get_parameters(ev)): Tensor.realize(*ts)
-    bases = {t.uop.base for t in args if isinstance(t, Tensor)}
-    named = dict(paths(ret)) | dict(paths(ev, "eval")) | {p: t for p, t in observe().items() if t is not None}
-    # what each observable is (lazy, a pending assign, an input's view) before any read: a read realizes it
-    kinds = {p: (not t.uop.is_realized, not t.uop.is_realized and t.uop.op.name in ("AFTER", "ASSIGN"), t.uop.base in bases)
-             for p, t in named.items()}
-    calls.append({p: (t.numpy().copy(), *kinds[p]) for p, t in named.items()})
-  return calls
-
-
-def close(got, want):
-  if want.dtype.kind != "f": return got == want
-  rtol, atol = {8: (1e-9, 1e-12), 4: (1e-5, 1e-6)}.get(want.dtype.itemsize, (1e-2, 1e-3))
-  return np.isclose(got.astype(np.float64), want.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True)
-
-
-def main():
-  with Context(**REFERENCE): ref = run(False)
-  with Context(**KNOBS): got = run(True)
-  bad = 0
-  for k, (want, have) in enumerate(zip(ref, got)):
-    for path, (value, *_) in want.items():
-      if ONLY is not None and path not in ONLY: continue  # a pruned step: the others may be frozen by prune, as documented
-      if path not in have:
-        print(f"MISMATCH {path} at call {k}: not observable after the JIT call"); bad += 1; continue
-      g, lazy, _, _ = have[path]
-      cap = capture_of(k)
-      if MODE == "fresh" and k >= cap and (lazy or got[cap][path][1]): continue  # lazy escapes: defined only when refilled
-      _, _, pending, view = got[cap][path] if k > cap else (None, None, False, False)
-      # a pending assign or (fresh inputs) an input view; a pending assign on an input refilled in place is not frozen
-      frozen = (pending or view) if MODE == "fresh" else (pending and not view)
-      expect = ref[cap][path][0] if frozen else value  # documented: frozen at capture
-      ok = g.shape == expect.shape and close(g, expect).all()
-      if not ok:
-        err = "shape " + str(g.shape) if g.shape != expect.shape else f"max abs err {np.abs(g.astype(np.float64) - expect).max():.4g}"
-        print(f"MISMATCH {path} at call {k} ({phase(k)}): {err}; jit {g.ravel()[:4]} ref {expect.ravel()[:4]}")
-        bad += 1
-  for f in static_findings():
-    print(f"MISMATCH (static) {f.message}"); bad += 1
-  print(f"{bad} mismatches" if bad else f"OK: the JIT agrees with the reference on every observable over {CALLS} calls")
-  sys.exit(1 if bad else 0)
-
-
-if __name__ == "__main__":
-  main()
 '''
-
-
-def method_lines(decorate: list[str], prune: bool) -> list[str]:
-  """`make_jit` for a step jitted as a model's `__call__` with the decorator form (`decorate` lines set `decorate`)."""
-  return ["", "", f"def make_jit(step, prune={prune}):",
-          '  """The step as a model\'s __call__, jitted with the decorator form, called on the model object."""',
-          *(f"  {line}" for line in decorate), "", "  class Model:", "    @decorate",
-          "    def __call__(self, *args): return step(*args)", "",
-          '    def reset(self): vars(Model)["__call__"].reset()', "", "  return Model()"]
-
-
+COMPARE = '''
+bad = 0
+for path, k, source, rtol, atol in CHECKS:
+  g, w = got[k].get(path), want[source][path]
+  if g is not None and g.shape == w.shape and (np.array_equal(g, w) if rtol == atol == 0 else
+                                               np.allclose(g.astype(np.float64), w.astype(np.float64), rtol, atol, equal_nan=True)):
+    continue
+  bad += 1
+  print(f"MISMATCH {path} at call {k}: jit {g if g is None else g.ravel()[:4]}, reference after call {source} {w.ravel()[:4]}")
+'''
 TINYJIT_DECORATOR = ["try: decorate = TinyJit(prune=prune)",
                      "except TypeError: decorate = lambda f: TinyJit(f, prune=prune)  # before 0.14"]
 
 
-def jit_lines(target: Target, prune: bool, method: bool = False) -> list[str]:
-  """TinyJit itself, or planfuzz's PlannedJit built by the very Target (policy, planner, graph splitter, poisoning);
-  for a `method` program the JIT decorates a model's `__call__`."""
-  if target.kind == "tinyjit":
-    pruned = target.prunes(prune)
-    made = method_lines(TINYJIT_DECORATOR, pruned) if method else [f"make_jit = lambda step, prune={pruned}: TinyJit(step, prune=prune)"]
-    return [*made, "static_findings = lambda: []  # the plan checks need planfuzz: this script needs only tinygrad and numpy"]
-  made = (method_lines(["decorate = lambda f: TARGET.wrap(f, prune)"], prune) if method
-          else [f"make_jit = lambda step, prune={prune}: TARGET.wrap(step, prune)"])
-  return ["from oracle.targets import Target  # planfuzz: PlannedJit with this policy and planner", "",
-          f"TARGET = {target!r}", *made, "", "",
-          "def static_findings():", '  """planfuzz\'s plan invariants on this capture (unsound before any value is wrong)."""',
+def to_script(program: Program, target: Target, mode: str, calls: int, finding: Finding | None = None) -> str:
+  """A script that exits 1 while `target` still shows `finding` on `program`, printing it (see the module's doc)."""
+  if finding is None: return compare_script(program, target, mode, calls, [], "(no finding recorded: nothing compared)", static=True)
+  if not is_value(finding): return compare_script(program, target, mode, calls, [], finding.message, static=finding.call is None)
+  try: check = decision(program, target, mode, calls, finding.subject, finding.call)
+  except Exception as e:  # the program no longer runs here: the script shows what it does alone
+    return compare_script(program, target, mode, calls, [], f"{finding.message}\n(not compared: judging it again failed: {e!r})")
+  return compare_script(program, target, mode, calls, [check], finding.message)
+
+
+def is_value(f: Finding) -> bool:
+  """A finding on one observable's value after one call: what a script compares."""
+  return f.call is not None and f.kind in VALUE_KINDS and f.kind != JIT_ERROR
+
+
+@functools.lru_cache(maxsize=4)
+def traces(program: Program, target: Target, mode: str, calls: int) -> tuple[Trace, Trace]:
+  """The reference and target traces of `program`, judged again here."""
+  judged = judge_program(lambda: to_subject(program), target, calls, mode, static=False)
+  if judged.got is None: raise ValueError(f"the program is rejected here: {judged.verdict.rejected}")
+  return judged.ref, replace(judged.got, jit=None)  # the step would keep its tensors alive
+
+
+def decision(program: Program, target: Target, mode: str, calls: int, path: str, call: int) -> Expected:
+  """What the oracle compares `path` after `call` with (`oracle.expected`)."""
+  return expected(*traces(program, target, mode, calls), path, call, mode)
+
+
+def compare_script(program: Program, target: Target, mode: str, calls: int, checks: Sequence[Expected], about: str,
+                   static: bool = False) -> str:
+  """A script that exits 1 when the JIT's value differs from the reference's for any of `checks`, each compared as the
+  oracle decided, and (`static`, planner target only) when planfuzz's plan checks find the capture unsound."""
+  static = static and target.kind != "tinyjit"
+  if target.kind == "static": target = replace(target, kind="planner")  # its plan checks on a run of the same planner
+  schedule = Schedule(program.reset)
+  env = {k: v for k, v in target.context.items() if k in tg.PROCESS_KNOBS} | tg.environment_knobs()
+  knobs = {k: v for k, v in target.context.items() if k not in env}
+  head = ["#!/usr/bin/env python3", f'"""planfuzz repro: {target.describe()}, inputs {mode}; calls '
+          + ", ".join(f"{k} {schedule.phase(k)}" for k in range(calls)) + ".", "",
+          "The step runs with the JIT and memory planner off (the reference), then under the JIT; every observable is read",
+          "after each call, and each value in CHECKS is compared with the reference's as planfuzz's oracle compared it.",
+          "Exit status 1: the JIT differs (reproduced); 0: it agrees.", '"""', *(f"# finding: {line}" for line in about.splitlines())]
+  if env: head += ["import os", f"os.environ.update({ {k: str(v) for k, v in env.items()} !r})  # read by tinygrad once per process"]
+  head += ["import sys", "", "import numpy as np", f"from tinygrad import Context, Tensor, TinyJit{', nn' if optimizer(program) else ''}",
+           "from tinygrad.nn.state import get_parameters"]
+  if target.kind != "tinyjit":
+    head += ["", "from oracle.targets import Target  # planfuzz: PlannedJit with this policy and planner", "", f"TARGET = {target!r}"]
+  head += ["", f"MODE, CALLS, RESET = {mode!r}, {calls}, {program.reset!r}",
+           "# what planfuzz's oracle compared: (observable, after call, with the reference's value after call, rtol, atol)",
+           *checks_lines(checks)]
+  tail = [f"with Context(**{REFERENCE_CONTEXT!r}): want = run(False)  # the reference",
+          f"with Context(**{knobs!r}): got = run(True)" if knobs else "got = run(True)", COMPARE.strip("\n"),
+          *(['for f in static_findings(): print(f"MISMATCH (static) {f.message}"); bad += 1'] if static else []),
+          'print(f"{bad} of {len(CHECKS)} values differ" if bad else f"OK: the JIT agrees on the {len(CHECKS)} value(s) compared")',
+          "sys.exit(1 if bad else 0)"]
+  parts = [head, [helpers(program) + "\n".join(build_lines(program))], method_lines(target, program) if program.method else [],
+           static_lines(program) if static else [], [run_source(program, target, calls)], tail]
+  return "\n\n\n".join("\n".join(p).strip("\n") for p in parts if p) + "\n"
+
+
+def checks_lines(checks: Sequence[Expected]) -> list[str]:
+  """`CHECKS`, one value a line with the phase of its call (and, where it is frozen, of its capture) said beside it."""
+  rows = [(f"({c.path!r}, {c.call}, {c.source}, {c.rtol!r}, {c.atol!r})",
+           f"  # {c.phase}" + (f", frozen at its capture (call {c.source})" if c.source != c.call else "")) for c in checks]
+  if len(rows) <= 1: return [f"CHECKS = [{''.join(r[0] for r in rows)}]" + ("".join(r[1] for r in rows) or "  # nothing to compare")]
+  return ["CHECKS = [", *(f"  {value},{said}" for value, said in rows), "]"]
+
+
+def jitted(target: Target, program: Program, fn: str, prune: bool, method: bool = False) -> str:
+  """The expression that jits `fn`: TinyJit itself, planfuzz's PlannedJit built by the very Target, or for a `method`
+  program `make_jit` (the JIT on a model's `__call__`)."""
+  if method: return f"make_jit({fn})"
+  if target.kind != "tinyjit": return f"TARGET.wrap({fn}, {prune})"
+  return f"TinyJit({fn}, prune=True)" if target.prunes(prune) else f"TinyJit({fn})"
+
+
+def method_lines(target: Target, program: Program) -> list[str]:
+  """`make_jit`: the step as a model's `__call__`, jitted with the decorator form (`@TinyJit def __call__(self, ...)`)."""
+  prune = target.prunes(program.prune) if target.kind == "tinyjit" else program.prune
+  decorate = TINYJIT_DECORATOR if target.kind == "tinyjit" else ["decorate = lambda f: TARGET.wrap(f, prune)"]
+  return [f"def make_jit(step, prune={prune}):", '  """The step as a model\'s __call__, jitted with the decorator form."""',
+          *(f"  {line}" for line in decorate), "", "  class Model:", "    @decorate",
+          "    def __call__(self, *args): return step(*args)", "", '    def reset(self): vars(Model)["__call__"].reset()', "",
+          "  return Model()"]
+
+
+def static_lines(program: Program) -> list[str]:
+  """`static_findings()`: planfuzz's plan invariants on the capture (the planner target)."""
+  return ["def static_findings():", '  """planfuzz\'s plan invariants on this capture (unsound before any value is wrong)."""',
           "  from oracle.check import judge_program", "  from oracle.subject import Subject",
           "  subject = lambda: (lambda step, observe, inputs, evaluate:",
-          f"                     Subject(step, inputs, observe, {prune}, evaluate=evaluate, reset=RESET, method={method}))(*build())",
+          f"    Subject(step, inputs, observe, {program.prune}, evaluate=evaluate, reset=RESET, method={program.method}))(*build())",
           "  return [f for f in judge_program(subject, TARGET, CALLS, MODE).verdict.findings if f.call is None]"]
 
 
-def unpruned(program: Program, target: Target, finding: Finding | None) -> bool:
-  """A pruned program whose finding was blamed on capture runs unpruned: the attribution saw the finding persist
-  without prune, and the script's harness cannot model prune's documented freezing (it needs tinygrad's internals
-  to know which calls were pruned), so with prune on a fixed tinygrad would still print mismatches."""
-  return target.prunes(program.prune) and finding is not None and finding.attribution == "capture"
+def run_source(program: Program, target: Target, calls: int) -> str:
+  """`tensor` (an input as the oracle makes it) and `run(jit)`: the calls the oracle made, under the JIT or eagerly as its
+  reference runs them, every observable read after each call in the oracle's order (returned, eval, observed)."""
+  shard = any(x.shard for x in program.inputs)
+  step = jitted(target, program, "step", program.prune, program.method)
+  lines = ["def run(jit):", '  """The calls planfuzz made, under the JIT or eagerly (jit=False); each observable\'s value after each."""',
+           "  step, observe, inputs, evaluate = build()"]
+  if program.evaluate is None: lines.append(f"  step = {step} if jit else step")
+  else:
+    evaluate = jitted(target, program, "evaluate", False)
+    lines.append(f"  step, evaluate = ({step}, {evaluate}) if jit else (step, evaluate)  # the eval step: a JIT of its own")
+  lines += ["  kept, seen, ret = {}, [], None", "  for k in range(CALLS):"]
+  if program.reset is not None:
+    lines.append("    if jit and k == RESET: step.reset()  # jit.reset(): this call runs eagerly, the next captures anew")
+  arrays = "(np.ndarray, Sharded)" if shard else "np.ndarray"
+  lines += [f"    args = [tensor(kept, i, a) if isinstance(a, {arrays}) else a for i, a in enumerate(inputs(k, ret))]",
+            "    ret = step(*args)",
+            "    if not jit: Tensor.realize(*get_parameters(ret))  # TinyJit realizes what a call returns together"]
+  named = {p: p for p in ("ret" + "".join(f"[{i}]" for i in path) for path, _ in returned_paths(program.returns))}
+  if program.evaluate is not None:
+    lines += eval_call(program, calls)
+    named["eval"] = "ev"
+  lines += ["    named = {" + ", ".join(f"{p!r}: {e}" for p, e in named.items()) + "} | observe()",
+            "    seen.append({p: t.numpy().copy() for p, t in named.items() if isinstance(t, Tensor)})  # each read alone, in order",
+            "  return seen"]
+  make = "a.to_tensor() if isinstance(a, Sharded) else Tensor(a)" if shard else "Tensor(a)"
+  return TENSOR.format(make=make).strip("\n") + "\n\n\n" + "\n".join(lines)
 
 
-def only_compared(program: Program, target: Target, finding: Finding | None) -> set[str] | None:
-  """For a step still pruned, only the finding's own observable: prune runs what does not depend on the inputs once
-  (documented freezing), which the oracle tells apart by blame and the script cannot, so comparing the rest would
-  print mismatches that a correct tinygrad shows too."""
-  if not target.prunes(program.prune) or finding is None or finding.kind not in VALUE_KINDS or finding.kind == JIT_ERROR: return None
-  return {finding.subject}
-
-
-def to_script(program: Program, target: Target, mode: str, calls: int, finding: Finding | None = None) -> str:
-  """A script that exits 1 when `target` differs from the reference on `program`, printing each mismatch."""
-  if unpruned(program, target, finding): program, target = replace(program, prune=False), replace(target, prune=None)
-  about = finding.message if finding is not None else "(no finding recorded)"
-  env = {k: v for k, v in target.context.items() if k in tg.PROCESS_KNOBS} | tg.environment_knobs()
-  knobs = {k: v for k, v in target.context.items() if k not in env}
-  set_env = ["import os", f"os.environ.update({ {k: str(v) for k, v in env.items()} !r})  # read by tinygrad once per process"]
-  head = ["#!/usr/bin/env python3", f'"""planfuzz repro: {target.describe()}, inputs {mode}, {calls} calls.', "",
-          "Runs the step below with the JIT and memory planner off (the reference) and under the JIT, snapshots every",
-          "observable after each call and compares. Exit status 1: the JIT differs (reproduced); 0: it agrees.",
-          '"""', *(f"# finding: {line}" for line in about.splitlines()),
-          *(set_env if env else []), "import sys", "", "import numpy as np", "from tinygrad import Context, Device, Tensor, TinyJit, nn",
-          "from tinygrad.nn.state import get_parameters", *jit_lines(target, program.prune, program.method), "",
-          f"MODE, CALLS, RESET = {mode!r}, {calls}, {program.reset!r}", f"REFERENCE, KNOBS = {REFERENCE_CONTEXT!r}, {knobs!r}",
-          f"ONLY = {only_compared(program, target, finding)!r}  # the observables compared (None: all)", "", ""]
-  return "\n".join(head) + helpers(program) + "\n".join(build_lines(program)) + "\n\n" + HARNESS
+def eval_call(program: Program, calls: int) -> list[str]:
+  """The eval step's call, right after the step's. With an input fed back from the previous call, the reference passes
+  it this call's return at every replay: the JIT returns its capture's tensors, rewritten by every call (documented)."""
+  lines = ["    ev = evaluate(*args)"]
+  if (fb := program.feedback) is not None:
+    at, replays = "".join(f"[{i}]" for i in fb.path), [k for k in range(calls) if Schedule(program.reset).replay(k) > 0]
+    lines = [f"    fed = args[:{fb.input}] + [ret{at}] + args[{fb.input + 1}:]  # what the JIT's rewritten return holds at a replay",
+             f"    ev = evaluate(*(fed if not jit and k in {set(replays)!r} else args))"]
+  return lines + ["    if not jit: Tensor.realize(*get_parameters(ev))"]
 
 
 def helpers(program: Program) -> str:
   """`data`, and the version-portable helpers the program's lines call (tinygrad 0.12.0 on)."""
-  used = [data] + ([param] if program.params else []) + ([training] if program.update and program.update.kind in OPTIMIZERS else [])
+  used = [data] + ([param] if program.params else []) + ([training] if optimizer(program) else [])
   used += [Sharded] if any(x.shard for x in program.inputs) else []
   used += [second_device] if any(op.kind == "to" for op in program.body) or sharded(program) else []
   return "".join(inspect.getsource(f) + "\n\n" for f in used)
+
+
+def optimizer(program: Program) -> bool: return program.update is not None and program.update.kind in OPTIMIZERS
