@@ -130,3 +130,15 @@ def test_a_finding_without_a_value_compares_nothing_and_runs_the_calls(tmp_path:
   assert all("CHECKS = []  # nothing to compare" in text for text in texts)
   out = run_script(tmp_path, texts[1], "-c", NO_PLANFUZZ)
   assert out.returncode == 0 and "OK: the JIT agrees on the 0 value(s) compared" in out.stdout, out.stdout + out.stderr
+
+
+def test_the_judges_recorded_decision_is_written_without_running_the_program_again(monkeypatch: pytest.MonkeyPatch) -> None:
+  """A value finding carries what the judge compared it with (oracle.compare.COMPARED_WITH), so a campaign's parent
+  writes the worker's finding as a script without judging its program again (which might crash the parent)."""
+  from fuzz.gen import printer
+  target = Target(policy="returned-only")
+  found = next(f for f in run_example(LAZY_GRAD, target, CALLS, SAME_BUFFER).findings if printer.is_value(f))
+  printer.traces.cache_clear()
+  monkeypatch.setattr(printer, "judge_program", lambda *a, **k: pytest.fail("the program was judged again"))
+  script = to_script(LAZY_GRAD, target, SAME_BUFFER, CALLS, found)
+  assert f"CHECKS = [{(found.subject, found.call, *found.details['compared_with'])!r}]" in script

@@ -17,6 +17,7 @@ from oracle.runs import FRESH, CallRecord, Trace
 from oracle.signature import role
 
 TOLERANCES = {8: (1e-9, 1e-12), 4: (1e-5, 1e-6), 2: (1e-2, 1e-3)}
+COMPARED_WITH = "compared_with"  # a value finding's details: [reference call, rtol, atol] the judge compared it with
 MAX_SHOWN = 3
 
 
@@ -185,8 +186,10 @@ def judge_value(ref: Trace, got: Trace, have: CallRecord, path: str, value: np.n
   if (why := undefined(ref, got, have, path, mode, capture)) is not None:
     verdict.skipped[why] += 1
     return None
-  expected = ref.calls[capture.index].values[path] if path in frozen else value
+  source = capture.index if path in frozen else k
+  expected = ref.calls[source].values[path] if path in frozen else value
   verdict.compared += 1
   finding = compare_value(path, k, when, have.values[path], expected, history.get(path, []), path in have.lazy)
   history.setdefault(path, []).append((k, have.values[path]))
+  if finding is not None: finding.details[COMPARED_WITH] = [source, *tolerance(expected.dtype)]  # the decision, for a repro
   return finding

@@ -4,8 +4,9 @@ The script runs the step with the JIT and memory planner off (the reference) and
 after each call as the oracle does, and compares the values in its CHECKS: each with the reference's value after the
 call the oracle chose (the capture's, for what the JIT documents as frozen then) at the oracle's tolerance
 (`oracle.expected`), written in as data. It restates no rule of the judge, so the two cannot drift apart: the oracle is
-the one judge, and a script carries its decision. For a value finding CHECKS is that one value; the printer reads the
-decision off the program judged once more here (memoized: triage writes one program's script several times).
+the one judge, and a script carries its decision. For a value finding CHECKS is that one value; the judge recorded its
+decision in the finding (`oracle.compare.COMPARED_WITH`), so a campaign's parent writes it without running the program
+again; a finding without one (made elsewhere) has its program judged once more here (memoized).
 
 A finding that is no value (an error the JIT raised, a crash, a hang) needs nothing compared: the calls show it. Nor
 does a program with no finding recorded (pytest's in-flight file, written before the example runs, which must not run
@@ -29,6 +30,7 @@ from fuzz.gen.interpret import data, to_subject
 from fuzz.gen.program import OPTIMIZERS, Program, returned_paths
 from fuzz.gen.render import build_lines, sharded
 from oracle.check import judge_program
+from oracle.compare import COMPARED_WITH
 from oracle.expected import Expected, expected
 from oracle.findings import JIT_ERROR, VALUE_KINDS, Finding
 from oracle.runs import REFERENCE_CONTEXT, Trace
@@ -62,7 +64,7 @@ def to_script(program: Program, target: Target, mode: str, calls: int, finding: 
   """A script that exits 1 while `target` still shows `finding` on `program`, printing it (see the module's doc)."""
   if finding is None: return compare_script(program, target, mode, calls, [], "(no finding recorded: nothing compared)", static=True)
   if not is_value(finding): return compare_script(program, target, mode, calls, [], finding.message, static=finding.call is None)
-  try: check = decision(program, target, mode, calls, finding.subject, finding.call)
+  try: check = recorded(finding) or decision(program, target, mode, calls, finding.subject, finding.call)
   except Exception as e:  # the program no longer runs here: the script shows what it does alone
     return compare_script(program, target, mode, calls, [], f"{finding.message}\n(not compared: judging it again failed: {e!r})")
   return compare_script(program, target, mode, calls, [check], finding.message)
@@ -79,6 +81,14 @@ def traces(program: Program, target: Target, mode: str, calls: int) -> tuple[Tra
   judged = judge_program(lambda: to_subject(program), target, calls, mode, static=False)
   if judged.got is None: raise ValueError(f"the program is rejected here: {judged.verdict.rejected}")
   return judged.ref, replace(judged.got, jit=None)  # the step would keep its tensors alive
+
+
+def recorded(f: Finding) -> Expected | None:
+  """The decision the judge recorded in the finding itself (`oracle.compare.COMPARED_WITH`): a campaign's parent writes
+  a worker's finding without running its program again (it may be the one that crashes planfuzz)."""
+  if (got := f.details.get(COMPARED_WITH)) is None: return None
+  source, rtol, atol = got
+  return Expected(f.subject, f.call, source, rtol, atol, f.phase)
 
 
 def decision(program: Program, target: Target, mode: str, calls: int, path: str, call: int) -> Expected:
