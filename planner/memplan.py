@@ -7,7 +7,7 @@ static invariants check real plans with the same code.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from planner import tg
@@ -25,7 +25,9 @@ def devices(device: str | tuple[str, ...]) -> tuple[str, ...]:
 @dataclass(frozen=True)
 class Placement:
   """Where one planned buffer went, as plain data with fields by name (no UOps): what crosses processes for the census,
-  what a plan picture draws and what its JSON holds. Steps index the planned linear's calls; `hold` as PlannedBuffer's."""
+  what a plan picture draws and what its JSON holds. Steps index the planned linear's calls: it is used over
+  [first, last]; a buffer a COPY touches is owed `hold` more steps by tinygrad's copy-lane contract (an advisory check,
+  not a correctness one)."""
   name: str
   device: str | tuple[str, ...]
   lane: int
@@ -48,33 +50,22 @@ class Placement:
 
 
 @dataclass(frozen=True)
-class PlannedBuffer:
-  """One buffer moved into an arena. Steps index the planned linear's calls: it is used over [first, last]; a buffer a
-  COPY touches is owed `hold` more steps by tinygrad's copy-lane contract (an advisory check, not a correctness one)."""
-  buffer: Any
-  device: str | tuple[str, ...]
-  lane: int
-  arena: int
-  offset: int
-  nbytes: int
-  dtype: str
-  first: int
-  last: int
-  hold: int = 0
+class PlannedBuffer(Placement):
+  """One buffer moved into an arena: its place, and the BUFFER UOp itself, which lives only in this process."""
+  buffer: Any = None
 
-  @property
-  def end(self) -> int: return self.last + self.hold
-
-  @property
-  def name(self) -> str: return buffer_name(self.buffer)
+  @classmethod
+  def of(cls, buffer: Any, device: str | tuple[str, ...], lane: int, arena: int, offset: int, nbytes: int, dtype: str, first: int,
+         last: int, hold: int = 0) -> PlannedBuffer:
+    return cls(buffer_name(buffer), devices(device) if not isinstance(device, str) else device, lane, arena, offset, nbytes, dtype,
+               first, last, hold, buffer)
 
   def layout(self) -> tuple:
     return (devices(self.device), self.lane, self.offset, self.nbytes, self.dtype, self.first, self.last, self.hold)
 
   def placement(self) -> Placement:
     """This buffer's place as plain data: the one form a plan takes outside this process."""
-    return Placement(self.name, self.device if isinstance(self.device, str) else tuple(self.device), self.lane, self.arena,
-                     self.offset, self.nbytes, self.dtype, self.first, self.last, self.hold)
+    return Placement(**{f.name: getattr(self, f.name) for f in fields(Placement)})
 
 
 @dataclass(frozen=True)
@@ -158,5 +149,5 @@ def plan_from_linear(planned: Any, before: Any | None = None, held: frozenset = 
   for orig, (arena, off, n, dtype) in where.items():
     lane = arenas[index[arena]].lane
     hold = last[orig] - first[orig] + 1 if orig in copied else 0  # the hold tinygrad's contract asks of a copied buffer
-    bufs.append(PlannedBuffer(orig, arenas[index[arena]].device, lane, index[arena], off, n, str(dtype), first[orig], last[orig], hold))
+    bufs.append(PlannedBuffer.of(orig, arenas[index[arena]].device, lane, index[arena], off, n, str(dtype), first[orig], last[orig], hold))
   return MemoryPlan(tuple(bufs), arenas, frozenset(held))

@@ -71,7 +71,7 @@ def plan_memory(linear: Any, held: set | frozenset, packing: Packing = DEFAULT_P
   offsets, sizes = place(lives, packing)
   lanes = list(sizes)
   arenas = tuple(Arena(tg.new_buffer(dev, sizes[(dev, lane)]), dev, lane, sizes[(dev, lane)]) for dev, lane in lanes)
-  planned = tuple(PlannedBuffer(b, lane_of(b, life)[0], int(life.copy), lanes.index(lane_of(b, life)), offsets[b], tg.buffer_nbytes(b),
+  planned = tuple(PlannedBuffer.of(b, lane_of(b, life)[0], int(life.copy), lanes.index(lane_of(b, life)), offsets[b], tg.buffer_nbytes(b),
                                 str(b.dtype), life.first, life.last, life.hold) for b, life in lives.items())
   mapping = {p.buffer: tg.arena_slice(arenas[p.arena].buffer, p.offset, p.nbytes, p.buffer.dtype) for p in planned}
   return tg.substitute(linear, mapping), MemoryPlan(planned, arenas, frozenset(held))

@@ -16,8 +16,8 @@ def fifty_buffer_plan(length: int = 1) -> tuple[MemoryPlan, list]:
   buffer 10's bytes at its steps (a conflict); buffer 20 is reachable from a live tensor."""
   arenas = (Arena(tg.new_buffer("CPU", 64 * 49), "CPU", 0, 64 * 49),)
   uops = [tg.new_buffer("CPU", 64) for _ in range(50)]
-  bufs = [PlannedBuffer(u, "CPU", 0, 0, 64 * i, 64, "dtypes.float", i % 30, i % 30 + length) for i, u in enumerate(uops[:49])]
-  bufs.append(PlannedBuffer(uops[49], "CPU", 0, 0, 64 * 10 + 16, 32, "dtypes.half", 11, 12))
+  bufs = [PlannedBuffer.of(u, "CPU", 0, 0, 64 * i, 64, "dtypes.float", i % 30, i % 30 + length) for i, u in enumerate(uops[:49])]
+  bufs.append(PlannedBuffer.of(uops[49], "CPU", 0, 0, 64 * 10 + 16, 32, "dtypes.half", 11, 12))
   return MemoryPlan(tuple(bufs), arenas, frozenset()), uops
 
 
