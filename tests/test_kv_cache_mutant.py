@@ -65,7 +65,7 @@ def test_a_campaign_kills_it_with_the_feature_on(kind: str) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kind", list(BUDGET))
+@pytest.mark.parametrize("kind", ["static"])  # the static campaign kills it first with the feature on; a planner one costs 2 min
 def test_no_campaign_kills_it_with_the_feature_off(kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
   """The same seed and budget with every other feature drawn (the symbolic one's one-row KV write included): no finding."""
   monkeypatch.setattr(strategies, "COMPOUND", tuple(f for f in COMPOUND if f is not kv_cache.FEATURE))
