@@ -1,11 +1,12 @@
-"""A campaign's running state on disk, so one killed outright (SIGKILL, a preempted runner) carries on when started
-again with the same command and `--repro-dir`.
+"""A campaign's running state on disk, so one killed outright (SIGKILL, a preempted runner) or stopped by a signal
+carries on when started again with the same command and `--repro-dir`.
 
 The state (`campaign.json` beside the repro scripts) is rewritten atomically every few seconds: the stats so far, bug
 book and census included, how many runs of the command there were and the seconds they spent. A run of the same
-command finds it and carries on: the examples and time left, numbering from the next example, new Hypothesis seeds
-(so it does not draw again what the killed run drew), and the bugs already in the repro dir neither shrunk again
-(their claims are in the repro dir too: fuzz/campaign/claims.py) nor written again; its report covers both runs.
+command finds it and carries on, unless that run reached its end (then the command starts a new campaign): the
+examples and time left, numbering from the next example, new Hypothesis seeds (so it does not draw again what the
+killed run drew), and the bugs already in the repro dir neither shrunk again (their claims are in the repro dir too:
+fuzz/campaign/claims.py) nor written again; its report covers both runs.
 """
 from __future__ import annotations
 
@@ -31,10 +32,11 @@ class Carried:
 
 
 def load(repro_dir: Path, command: list[str]) -> Carried | None:
-  """The state an earlier run of `command` left in `repro_dir`, or None (none there, another command's, unreadable)."""
+  """The state an earlier run of `command` left in `repro_dir`, or None (none there, another command's, unreadable, or
+  one that ran to its end: the same command again is a new campaign, not more of that one)."""
   try: state = json.loads((repro_dir / STATE).read_text())
   except (OSError, ValueError): return None
-  if state.get("command") != command: return None
+  if state.get("command") != command or state.get("finished"): return None
   stats = Stats()
   stats.merge(state["stats"])
   return Carried(state["runs"], state["seconds"], stats)
@@ -52,9 +54,10 @@ class Saver:
 
   def seconds(self) -> float: return (self.carried.seconds if self.carried else 0.0) + time.perf_counter() - self.start
 
-  def save(self, stats: Stats, force: bool = False) -> None:
+  def save(self, stats: Stats, force: bool = False, finished: bool = False) -> None:
+    """`finished`: the campaign ran to its end (its examples or time budget spent), so nothing is left to resume."""
     now = time.perf_counter()
     if not force and now - self.last < SAVE_EVERY_S: return
     self.last = now
-    atomic_write(self.path, json.dumps({"command": self.command, "runs": self.runs, "seconds": self.seconds(),
+    atomic_write(self.path, json.dumps({"command": self.command, "runs": self.runs, "seconds": self.seconds(), "finished": finished,
                                         "stats": stats.to_plain()}, default=str))

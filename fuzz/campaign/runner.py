@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
   progress.show(triage.stats, final=True)
   saver.save(triage.stats, force=True)
   bugs = triage.finish(confirm=not args.no_confirm, parallel=max(len(jobs), 1), timeout=2 * args.timeout)
-  saver.save(triage.stats, force=True)  # with the confirmations, so a later run does not confirm them again
+  saver.save(triage.stats, force=True, finished=interrupted is None)  # a signalled campaign may be resumed, a finished one not
   lines = triage.stats.summary() + [f"wall clock {time.perf_counter() - started:.1f}s, of which the workers shrank bugs for "
                                     f"{triage.shrink_seconds:.1f}s (summed over workers)"]
   if carried is not None:
