@@ -14,12 +14,15 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from fuzz.campaign.examples_db import DEFAULT_DB
 from fuzz.campaign.limits import DEFAULT_MAX_RSS_MB, DEFAULT_WORKER_EXAMPLES
 from fuzz.campaign.messages import DEFAULT_SHRINK_BUDGET
 from fuzz.campaign.usage import BOTH, EXIT_FOUND, EXIT_OK, EXIT_USAGE, UsageError
+
+if TYPE_CHECKING:
+  from oracle.targets import Target
 
 
 class _Parser(argparse.ArgumentParser):
@@ -97,9 +100,28 @@ def cmd_plan(args: argparse.Namespace) -> int:
   return EXIT_OK
 
 
+def run_target(args: argparse.Namespace) -> Target:
+  """The target the command line names, its options checked first: a bad one is one line naming the fix. Done before
+  the campaign engine loads, so a planner that cannot load on this tinygrad is said in these words."""
+  from oracle.device import missing_compiler
+  from oracle.runs import MODES
+  from oracle.targets import Target, TargetError
+  if (fix := missing_compiler()) is not None: raise UsageError(fix)
+  if args.mode not in (*MODES, BOTH): raise UsageError(f"unknown --mode {args.mode!r}: choose one of {', '.join(MODES)}, {BOTH}")
+  if args.replays < 1: raise UsageError("--replays must be at least 1 (a replay is where planner bugs show)")
+  if args.workers < 1: raise UsageError("--workers must be at least 1")
+  if args.max_rss < 0 or args.worker_examples < 0: raise UsageError("--max-rss and --worker-examples must be 0 (no limit) or more")
+  if args.examples is not None and args.examples < 1: raise UsageError("--examples must be at least 1")
+  if args.time_budget is not None and args.time_budget <= 0: raise UsageError("--time-budget must be positive")
+  if args.shrink_budget < 0: raise UsageError("--shrink-budget must be 0 (no shrinking) or more seconds")
+  try: return Target(args.target, policy=args.policy, planner=args.planner, graph=args.graph)
+  except TargetError as e: raise UsageError(str(e)) from e
+
+
 def cmd_run(args: argparse.Namespace) -> int:
+  target = run_target(args)
   from fuzz.campaign.runner import run  # loads tinygrad, which `planfuzz --help` should not wait for
-  return run(args)
+  return run(args, target)
 
 
 def cmd_merge(args: argparse.Namespace) -> int:

@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 from typing import Any, NoReturn
 
+from tinygrad import Device
+
 from fuzz.campaign import report, resume
 from fuzz.campaign.claims import claim_book
 from fuzz.campaign.examples_db import DatabaseError, open_database
@@ -25,29 +27,17 @@ from fuzz.campaign.stats import Stats
 from fuzz.campaign.triage import Triage
 from fuzz.campaign.usage import BOTH, EXIT_FOUND, EXIT_OK, UsageError
 from fuzz.campaign.workers import run_pool, shares
-from oracle.device import missing_compiler
-from oracle.runs import MODES
-from oracle.targets import Target, TargetError
+from oracle.targets import Target
 from planner import tg
 from planner.graph_mutants import GRAPH_MUTANTS
 
 
-def target_of(args: argparse.Namespace) -> Target:
-  """The target the command line names, every option checked first: a bad one is one line naming the fix."""
-  if (fix := missing_compiler()) is not None: raise UsageError(fix)
-  if args.mode not in (*MODES, BOTH): raise UsageError(f"unknown --mode {args.mode!r}: choose one of {', '.join(MODES)}, {BOTH}")
-  if args.replays < 1: raise UsageError("--replays must be at least 1 (a replay is where planner bugs show)")
-  if args.workers < 1: raise UsageError("--workers must be at least 1")
-  if args.max_rss < 0 or args.worker_examples < 0: raise UsageError("--max-rss and --worker-examples must be 0 (no limit) or more")
-  if args.examples is not None and args.examples < 1: raise UsageError("--examples must be at least 1")
-  if args.time_budget is not None and args.time_budget <= 0: raise UsageError("--time-budget must be positive")
-  if args.shrink_budget < 0: raise UsageError("--shrink-budget must be 0 (no shrinking) or more seconds")
+def check_options(args: argparse.Namespace) -> None:
+  """The options that need the campaign engine loaded to check: a bad one is one line naming the fix."""
   if args.graph_mutant is not None and args.graph_mutant not in GRAPH_MUTANTS:
     raise UsageError(f"unknown --graph-mutant {args.graph_mutant!r}: choose one of {', '.join(GRAPH_MUTANTS)}")
   try: open_database(args.db, args.shared_db)  # fail now, in one line, not in every worker
   except DatabaseError as e: raise UsageError(str(e)) from e
-  try: return Target(args.target, policy=args.policy, planner=args.planner, graph=args.graph)
-  except TargetError as e: raise UsageError(str(e)) from e
 
 
 class Progress:
@@ -86,8 +76,10 @@ def jobs_for(args: argparse.Namespace, target: Target, carried: resume.Carried |
           for w, n in enumerate(per_worker) if n > 0]
 
 
-def run(args: argparse.Namespace) -> int:
-  target, command, repro_dir = target_of(args), sys.argv[1:], Path(args.repro_dir)
+def run(args: argparse.Namespace, target: Target) -> int:
+  """The campaign `args` asks for, on `target` (built and checked by fuzz/campaign/cli.py before this module loads)."""
+  check_options(args)
+  command, repro_dir = sys.argv[1:], Path(args.repro_dir)
   carried = resume.load(repro_dir, command)
   jobs, calls = jobs_for(args, target, carried), args.replays + 2
   triage, progress, saver = Triage(target, calls, repro_dir, len(jobs)), Progress(args.examples), resume.Saver(repro_dir, command, carried)
@@ -133,7 +125,6 @@ def interruptible(pool: Any) -> str | None:
 
 
 def write_report(args: argparse.Namespace, target: Target, stats: Stats, bugs: list, summary: tuple[str, ...], runs: int) -> Path:
-  from tinygrad import Device
   meta = report.Meta(target.describe(), target.kind, tg.installed_version(), Device.DEFAULT, args.seed, stats.examples,
                      stats.workers, "planfuzz " + " ".join(sys.argv[1:]), summary, runs=runs, fleet=args.fleet,
                      runner=os.environ.get("PLANFUZZ_RUNNER") or socket.gethostname())
