@@ -30,6 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from fuzz.campaign.limits import rss_mb  # noqa: E402
 from fuzz.campaign.run import run_campaign  # noqa: E402
 from oracle.device import emulated_environment  # noqa: E402
 from oracle.targets import Target  # noqa: E402
@@ -37,11 +38,6 @@ from planner.graph_mutants import GRAPH_MUTANTS  # noqa: E402
 from planner.mutants import MUTANTS  # noqa: E402
 
 GRAPH_MUTANT_BUDGET = 150  # examples a fixed-seed emulated campaign gets to kill a graph mutant
-
-
-def rss_mb() -> float:
-  with open("/proc/self/status") as f:
-    return next(int(line.split()[1]) for line in f if line.startswith("VmRSS")) / 1024
 
 
 def emulated_env() -> dict[str, str]:

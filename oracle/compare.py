@@ -119,6 +119,12 @@ def frozen_at_capture(capture: CallRecord, mode: str) -> frozenset[str]:
   return capture.pending_assigns - capture.input_views
 
 
+def frozen_at(got: Trace, call: int, mode: str) -> frozenset[str]:
+  """The observables `call` shows as the capture that governs it left them: at a replay, `frozen_at_capture`; none at
+  the eager and capture calls."""
+  return frozen_at_capture(got.capture_record(call), mode) if got.schedule.replay(call) > 0 else frozenset()
+
+
 def judge(ref: Trace, got: Trace, mode: str) -> Verdict:
   """Every difference between the target and the reference that the JIT does not document.
 
@@ -140,7 +146,7 @@ def judge(ref: Trace, got: Trace, mode: str) -> Verdict:
       verdict.skipped[FED_BACK] += sum(len(c.values) for c in ref.calls[have.index:])
       break
     capture = got.capture_record(have.index)  # what is lazy then escapes: kept from the captured call
-    frozen = frozen_at_capture(capture, mode) if got.schedule.replay(have.index) > 0 else frozenset()
+    frozen = frozen_at(got, have.index, mode)
     off = set()
     for path, value in want.values.items():
       f = judge_value(ref, got, have, path, value, mode, frozen, capture, history, verdict)

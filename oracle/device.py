@@ -10,6 +10,7 @@ import ctypes.util
 import importlib.util
 import os
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 
 CLANG_FIX = "tinygrad's CPU device needs the clang binary: install it with `apt-get install -y clang` (or run `make setup`)"
@@ -19,22 +20,25 @@ EMULATOR = "emulator"  # the rejection class of a program the emulated GPU could
 SHARED_MOCK = Path(__file__).resolve().parent.parent.parent / "shared" / "tinygrad-mockgpu"
 
 
+def _env(env: Mapping[str, str] | None) -> Mapping[str, str]: return os.environ if env is None else env
+
+
 def device_kind(env: dict[str, str] | None = None) -> str:
   """The kind of device tinygrad will use by default: AMD for DEV=MOCKKFD+AMD:gfx1100, CPU when DEV is unset."""
-  dev = (env if env is not None else os.environ).get("DEV", "") or "CPU"
+  dev = _env(env).get("DEV", "") or "CPU"
   return dev.split(";")[0].split("+")[-1].split(":")[0].upper()
 
 
 def emulated(env: dict[str, str] | None = None) -> bool:
   """Whether DEV names one of tinygrad's mock drivers (MOCKKFD, MOCKPCI, ...): a GPU emulated on the CPU."""
-  return ((env if env is not None else os.environ).get("DEV", "") or "").upper().startswith("MOCK")
+  return (_env(env).get("DEV", "") or "").upper().startswith("MOCK")
 
 
 def mock_root(env: dict[str, str] | None = None) -> Path | None:
   """Where tinygrad's mock GPU files are: the tinygrad checkout TINYGRAD_REPO names (as tinygrad's own CI has them),
   else the unmodified copy in ../shared/tinygrad-mockgpu; None when neither has them."""
-  env = env if env is not None else os.environ
-  for root in ([Path(env["TINYGRAD_REPO"])] if env.get("TINYGRAD_REPO") else []) + [SHARED_MOCK]:
+  repo = _env(env).get("TINYGRAD_REPO")
+  for root in ([Path(repo)] if repo else []) + [SHARED_MOCK]:
     if (root / "test" / "mockgpu" / "mockgpu.py").is_file(): return root.resolve()
   return None
 
@@ -55,7 +59,7 @@ def missing_compiler(env: dict[str, str] | None = None) -> str | None:
   if importlib.util.find_spec("test.mockgpu") is None:
     fix = f"run with PYTHONPATH={where} (or `make fuzz-gpu`)" if (where := mock_root(env)) else \
       "clone tinygrad and set TINYGRAD_REPO to it, or provide ../shared/tinygrad-mockgpu, then run `make fuzz-gpu`"
-    return f"DEV={(env if env is not None else os.environ).get('DEV')} emulates a GPU with tinygrad's mock driver (test/mockgpu/), " \
+    return f"DEV={_env(env).get('DEV')} emulates a GPU with tinygrad's mock driver (test/mockgpu/), " \
            f"which is not on the import path: {fix}"
   if kind == "AMD" and not any(ctypes.util.find_library(f"LLVM-{v}") for v in range(19, 30)): return LLVM_FIX
   return None

@@ -254,6 +254,22 @@ def arg_buffers(arg: Any) -> list:
   return []
 
 
+def _windowed(index: Any) -> bool:
+  """An index that adds a loop index to a bound Variable itself (`start + i`): a window of positions from a Variable offset."""
+  return any(u.op is Ops.ADD and any(s.op is Ops.RANGE for s in u.src) and any(s in s.variables() for s in u.src)
+             for u in index.toposort())
+
+
+def window_store_buffers(call: Any) -> set:
+  """The BUFFERs a kernel stores to through a window at a Variable offset: `cache[:, start:start + n].assign(new)`
+  with n > 1 (a one-position write, `cache[n - 1:n]`, has no loop over the Variable's axis). Read off 0.14.0's kernel
+  AST: a STORE to an INDEX of a PARAM whose index adds a RANGE to a Variable."""
+  ast, args = call.src[0], call_args(call)
+  if ast.op is not Ops.SINK: return set()
+  stores = [u.src[0] for u in ast.toposort() if u.op is Ops.STORE and u.src[0].op is Ops.INDEX]
+  return {b for idx in stores if idx.src[0].op is Ops.PARAM and _windowed(idx.src[1]) for b in arg_buffers(args[idx.src[0].arg.slot])}
+
+
 def arg_memory(arg: Any) -> set:
   """Every BUFFER an argument of a CALL touches, through any view of it (bound Variables left out)."""
   return {u for u in arg.toposort() if u.op is Ops.BUFFER and not u.is_variable}
@@ -607,19 +623,3 @@ INPUT_ADDRESS = re.compile(r"inp_(\d+)_(\d+)$")  # HCQGraph's name for input `i`
 def input_addresses(var_vals: dict[str, int]) -> dict[tuple[int, int], str]:
   """(input slot, device index) -> the name of the queue value holding that input's address on that device."""
   return {(int(m.group(1)), int(m.group(2))): k for k in var_vals if (m := INPUT_ADDRESS.match(k))}
-
-
-def _windowed(index: Any) -> bool:
-  """An index that adds a loop index to a bound Variable itself (`start + i`): a window of positions from a Variable offset."""
-  return any(u.op is Ops.ADD and any(s.op is Ops.RANGE for s in u.src) and any(s in s.variables() for s in u.src)
-             for u in index.toposort())
-
-
-def window_store_buffers(call: Any) -> set:
-  """The BUFFERs a kernel stores to through a window at a Variable offset: `cache[:, start:start + n].assign(new)`
-  with n > 1 (a one-position write, `cache[n - 1:n]`, has no loop over the Variable's axis). Read off 0.14.0's kernel
-  AST: a STORE to an INDEX of a PARAM whose index adds a RANGE to a Variable."""
-  ast, args = call.src[0], call_args(call)
-  if ast.op is not Ops.SINK: return set()
-  stores = [u.src[0] for u in ast.toposort() if u.op is Ops.STORE and u.src[0].op is Ops.INDEX]
-  return {b for idx in stores if idx.src[0].op is Ops.PARAM and _windowed(idx.src[1]) for b in arg_buffers(args[idx.src[0].arg.slot])}

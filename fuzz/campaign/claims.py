@@ -34,20 +34,12 @@ class ClaimBook:
     except FileExistsError: return False
     return True
 
-  def owner(self, sig: Signature) -> str | None:
-    """Who claimed `sig` in the fleet (redis only; None where unknown)."""
-    if self.where is None or not self.where.startswith(REDIS_SCHEMES): return None
-    got = self._client().get(self._key(sig))
-    return got.decode() if got is not None else None
-
   def _key(self, sig: Signature) -> str: return f"planfuzz:claim:{self.fleet}:{sig.key}"
 
-  def _client(self):  # noqa: ANN202 (redis is imported only where a fleet uses it)
-    import redis
-    return redis.Redis.from_url(self.where, socket_connect_timeout=3, socket_timeout=10)
-
   def _take_redis(self, sig: Signature) -> bool:
-    return bool(self._client().set(self._key(sig), self.claimant or "?", nx=True, ex=CLAIM_TTL_S))
+    import redis  # only where a fleet claims through it
+    client = redis.Redis.from_url(self.where, socket_connect_timeout=3, socket_timeout=10)
+    return bool(client.set(self._key(sig), self.claimant or "?", nx=True, ex=CLAIM_TTL_S))
 
 
 def claim_book(db: str, repro_dir: Path, fleet: str, claimant: str) -> ClaimBook:

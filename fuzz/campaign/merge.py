@@ -52,7 +52,7 @@ def add(merged: Merged, plain: dict) -> None:
   meta = plain["meta"]
   run = _runner(meta)
   merged.runs.append(run)
-  if "stats" in plain: merged.stats.merge(plain["stats"] | {"bugs": {"findings": 0, "bugs": []}})
+  if "stats" in plain: merged.stats.merge(plain["stats"])
   for e in plain["bugs"]:
     seen = {**run, "count": e["count"], "first_example": e["first_example"], "shrunk": e["shrink_seconds"] > 0}
     if (m := merged.bugs.get(e["signature"])) is None:
@@ -98,6 +98,6 @@ def write(merged: Merged, out: Path) -> tuple[Path, Path]:
   md, js = out / "report.md", out / "report.json"
   atomic_write(md, markdown(merged))
   plain: dict[str, Any] = {"runs": merged.runs, "bugs": list(merged.bugs.values()),
-                           "stats": {k: v for k, v in merged.stats.to_plain().items() if k != "bugs"}}
+                           "stats": merged.stats.figures()}
   atomic_write(js, json.dumps(plain, indent=1, default=str))
   return md, js

@@ -101,6 +101,6 @@ def write(bugs: list[Bug], meta: Meta, md_path: Path, stats: Stats | None = None
   atomic_write(md_path, markdown(bugs, meta))
   js = md_path.with_suffix(".json")
   plain = {"meta": vars(meta) | {"summary": list(meta.summary)}, "bugs": [entry(b) for b in bugs]}
-  if stats is not None: plain["stats"] = {k: v for k, v in stats.to_plain().items() if k != "bugs"}
+  if stats is not None: plain["stats"] = stats.figures()
   atomic_write(js, json.dumps(plain, indent=1, default=str))
   return md_path, js

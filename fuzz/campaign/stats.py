@@ -62,12 +62,16 @@ class Stats:
     plain = {k: dict(v) if isinstance(v, Counter) else v for k, v in vars(self).items()}
     return plain | {"bugs": self.bugs.to_plain(), "census": self.census.to_plain()}
 
+  def figures(self) -> dict:
+    """`to_plain` without the bug book: what a report.json carries beside its own bug entries, and `merge` adds up."""
+    return {k: v for k, v in self.to_plain().items() if k != "bugs"}
+
   def merge(self, plain: dict) -> None:
     """Add a worker's stats (`to_plain`) to these, as examples of one campaign run side by side."""
     other = Stats(**{k: Counter(v) if isinstance(getattr(self, k), Counter) else v for k, v in plain.items()
                      if k not in ("bugs", "census")})
     if not other.examples: return
-    self.bugs.merge(plain["bugs"], offset=self.examples)
+    if "bugs" in plain: self.bugs.merge(plain["bugs"], offset=self.examples)
     self.census.merge(plain["census"])
     if other.first_finding is not None and self.first_finding is None: self.first_finding = self.examples + other.first_finding
     self.workers = self.workers + other.workers if self.examples else other.workers

@@ -10,7 +10,7 @@ import math
 from hypothesis import strategies as st
 
 from fuzz.gen.builder import BIG_SHAPES, F32, Builder, Value
-from fuzz.gen.features.feature import Feature, Row, row
+from fuzz.gen.features.feature import Feature, Row
 from fuzz.gen.single_ops import draw_op, elementwise
 
 
@@ -24,8 +24,8 @@ def draw_chain(b: Builder, a: Value) -> Value:
 
 def _reused(rows: tuple[Row, ...]) -> bool:
   """Two compute-lane buffers of one arena whose lifetimes do not meet: a region the planner reused."""
-  compute = [r for r in rows if row(r, "lane") == 0]
-  return any(row(a, "device") == row(b, "device") and row(a, "last") < row(b, "first") for a in compute for b in compute)
+  compute = [r for r in rows if r.lane == 0]
+  return any(a.device == b.device and a.last < b.first for a in compute for b in compute)
 
 
 FEATURE = Feature("chain", None, _reused, "planned buffers with disjoint lifetimes (reuse possible)", draw_chain)

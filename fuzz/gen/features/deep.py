@@ -10,7 +10,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from fuzz.gen.builder import F32, Builder, Value
-from fuzz.gen.features.feature import Feature, Row, row
+from fuzz.gen.features.feature import Feature, Row
 
 LAYERS = (8, 10)
 LONG = 16  # steps a long-lived buffer spans
@@ -33,7 +33,7 @@ def draw_deep(b: Builder, a: Value) -> Value:
   return out
 
 
-def _long_lived(rows: tuple[Row, ...]) -> bool: return any(row(r, "last") - row(r, "first") >= LONG for r in rows)
+def _long_lived(rows: tuple[Row, ...]) -> bool: return any(r.last - r.first >= LONG for r in rows)
 
 
 FEATURE = Feature("deep", None, _long_lived, f"planned a buffer live over {LONG}+ steps", draw_deep, heavy=True)

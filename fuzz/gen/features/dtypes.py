@@ -22,7 +22,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from fuzz.gen.builder import BIG_SHAPES, F32, Builder, Value
-from fuzz.gen.features.feature import FLOATS, Feature, Row, row
+from fuzz.gen.features.feature import FLOATS, Feature, Row
 from fuzz.gen.ops import OpSpec, binary, unary
 
 # simplest first: a failure shrinks towards int32
@@ -97,7 +97,7 @@ def differentiable(d: str) -> bool:
   except RuntimeError: return False
 
 
-def _other_width(rows: tuple[Row, ...]) -> bool: return any(row(r, "dtype") not in FLOATS for r in rows)
+def _other_width(rows: tuple[Row, ...]) -> bool: return any(r.dtype not in FLOATS for r in rows)
 
 
 def _usable(b: Builder, a: Value) -> bool:

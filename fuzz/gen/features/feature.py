@@ -6,7 +6,7 @@ owns (each op's rendering, whether an eval step may run it, whether it reads the
 inferred by the draw that emits them), the tinygrad bugs its rules avoid (`avoids`: names of
 `fuzz.known.bugs.AVOIDED_BUGS`, whose rule the module's docstring states) and its census entry. The census asks two
 questions of every example: did the program have it (`has`), and did the capture plan a buffer of it (`planned`, on
-the plan's rows, `planner.memplan.MemoryPlan.rows()`); a green run shows with these what it covered. Registered in
+the plan's placements, `planner.memplan.MemoryPlan.placements()`); a green run shows with these what it covered. Registered in
 `fuzz.gen.features`, a feature's ops join the op table, its draw the generator and its entry the census.
 """
 from __future__ import annotations
@@ -19,14 +19,10 @@ from fuzz.gen.builder import Builder, Value
 from fuzz.gen.ops import OpSpec
 from fuzz.gen.program import Program
 
-Row = Any  # one planned buffer: (device, lane, dtype, nbytes, first, last), read through `row`
-ROW_FIELDS = ("device", "lane", "dtype", "nbytes", "first", "last")
+# one planned buffer as plain data, fields by name: a planner.memplan.Placement (not imported: planner.memplan needs a
+# tinygrad the planner supports, and the generator serves the tinyjit target on older ones too)
+Row = Any
 FLOATS = ("dtypes.float", "dtypes.half")
-
-
-def row(r: Row, name: str) -> Any:
-  """A plan row's field by name, whether the row is a tuple in ROW_FIELDS order or an object with those fields."""
-  return getattr(r, name) if hasattr(r, name) else r[ROW_FIELDS.index(name)]
 
 
 @dataclass(frozen=True)

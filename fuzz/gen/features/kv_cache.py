@@ -22,7 +22,7 @@ import math
 from hypothesis import strategies as st
 
 from fuzz.gen.builder import F32, Builder, Value
-from fuzz.gen.features.feature import Feature, Row, row
+from fuzz.gen.features.feature import Feature, Row
 from fuzz.gen.ops import OpSpec
 from fuzz.gen.program import Bound
 
@@ -49,7 +49,7 @@ def draw_kv_cache(b: Builder, a: Value) -> Value:
   return b.emit("realize", (read.name,), read.shape, F32, [read], pooled=True)
 
 
-def _read_planned(rows: tuple[Row, ...]) -> bool: return any(row(r, "nbytes") in READ_BYTES for r in rows)
+def _read_planned(rows: tuple[Row, ...]) -> bool: return any(r.nbytes in READ_BYTES for r in rows)
 
 
 OPS = {

@@ -8,7 +8,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from fuzz.gen.builder import DEFAULT, SECOND, Builder, Value
-from fuzz.gen.features.feature import Feature, Row, row
+from fuzz.gen.features.feature import Feature, Row
 from fuzz.gen.ops import unary
 from fuzz.gen.single_ops import draw_op, elementwise
 
@@ -24,8 +24,8 @@ def draw_device(b: Builder, a: Value) -> Value:
 
 
 def _off_default(rows: tuple[Row, ...]) -> bool:
-  devices = [row(r, "device") for r in rows]
-  return any(row(r, "lane") == 1 for r in rows) or len({d for d in devices if isinstance(d, str)}) > 1
+  devices = [r.device for r in rows]
+  return any(r.lane == 1 for r in rows) or len({d for d in devices if isinstance(d, str)}) > 1
 
 
 OPS = {"to": unary("{0}.to({1})")}  # a copy to the second device (SECOND) or back (DEFAULT): names the program defines

@@ -24,7 +24,7 @@ import math
 from hypothesis import strategies as st
 
 from fuzz.gen.builder import DEFAULT, F32, Builder, Value, promote
-from fuzz.gen.features.feature import Feature, Row, row
+from fuzz.gen.features.feature import Feature, Row
 from fuzz.gen.ops import OpSpec
 from fuzz.gen.single_ops import draw_op, elementwise
 
@@ -56,7 +56,7 @@ def draw_shard(b: Builder, a: Value) -> Value:
   return b.emit("unshard", (v.name, DEFAULT), v.shape, v.dtype, [v], DEFAULT, pooled=True)
 
 
-def _multi_device(rows: tuple[Row, ...]) -> bool: return any(not isinstance(row(r, "device"), str) for r in rows)
+def _multi_device(rows: tuple[Row, ...]) -> bool: return any(not isinstance(r.device, str) for r in rows)
 
 
 OPS = {  # values off the default device: no eval step runs them

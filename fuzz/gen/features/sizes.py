@@ -11,7 +11,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from fuzz.gen.builder import F32, RESHAPES, Builder, Value, promote
-from fuzz.gen.features.feature import Feature, Row, row
+from fuzz.gen.features.feature import Feature, Row
 from fuzz.gen.ops import unary
 from fuzz.gen.single_ops import draw_op, elementwise
 from oracle.device import emulated
@@ -49,8 +49,8 @@ def draw_tiny(b: Builder, a: Value) -> Value:
   return b.as_loss(b.emit("mul", (y.name, t.name), y.shape, y.dtype, [y, t]))
 
 
-def _big(rows: tuple[Row, ...]) -> bool: return any(row(r, "nbytes") >= BIG_BYTES for r in rows)
-def _tiny(rows: tuple[Row, ...]) -> bool: return any(row(r, "nbytes") <= TINY_BYTES for r in rows)
+def _big(rows: tuple[Row, ...]) -> bool: return any(r.nbytes >= BIG_BYTES for r in rows)
+def _tiny(rows: tuple[Row, ...]) -> bool: return any(r.nbytes <= TINY_BYTES for r in rows)
 
 
 BIG_FEATURE = Feature("big buffers", None, _big, "planned a buffer of at least 4 KiB", draw_big, heavy=True)
