@@ -126,7 +126,8 @@ def main() -> None:
                   help="a folder holding tinygrad 0.13.0 (`make old-tinygrad`)")
   ap.add_argument("--skip", nargs="*", default=[], choices=["rates", "mutants", "16571", "memory"])
   ap.add_argument("--emulated", action="store_true", help="also the emulated-GPU figures (tens of minutes)")
-  ap.add_argument("--emulated-examples", type=int, default=120, help="examples for the emulated rate figure")
+  ap.add_argument("--emulated-examples", type=int, default=300,
+                  help="examples for the emulated rate figure (each worker's first ~15 s decode the emulator's instructions)")
   args = ap.parse_args()
   if "rates" not in args.skip and not 2 <= args.workers <= args.examples:
     ap.error("--workers must be at least 2 (the one-process rates are measured anyway) and at most --examples")

@@ -13,11 +13,14 @@ import hashlib
 import os
 import time
 from pathlib import Path
+from typing import NoReturn
 
+import pytest
 from hypothesis import event, given, note
 from hypothesis import strategies as st
 from hypothesis.control import current_build_context
 
+from fuzz.campaign import emulator
 from fuzz.campaign.example import run_example, under_knobs
 from fuzz.campaign.outcome import Outcome
 from fuzz.campaign.stats import STATS, reason_class
@@ -47,6 +50,14 @@ def in_flight(fuzz: FuzzConfig) -> Path:
   return Path(fuzz.repro_dir) / f"in-flight-{os.getpid()}.py"
 
 
+def stop_on_broken_device(why: str, fuzz: FuzzConfig) -> NoReturn:
+  """End the session: every later example in this process would run on a device that no longer works, and fail
+  inside the emulator, which is never a JIT finding. One process cannot be replaced from inside pytest;
+  `planfuzz run` replaces such a worker and carries on."""
+  pytest.exit(f"planfuzz: {why} (seed {fuzz.seed}): the examples left were not run, since each would fail on the broken "
+              f"device. `planfuzz run` replaces a worker whose device broke and carries on.", returncode=pytest.ExitCode.INTERRUPTED)
+
+
 SHRINKING: set[Shard] = set()  # shards that found a failure: Hypothesis is shrinking it, and every candidate runs
 
 
@@ -67,6 +78,7 @@ def test_jit_matches_reference(program: Program, data: st.DataObject, fuzz_confi
   pending = write_repro(program, fuzz_config, target, mode, None, in_flight(fuzz_config))
   outcome = run_example(program, target, fuzz_config.calls, mode, strict=fuzz_config.strict)
   pending.unlink()  # the process survived it: nothing to leave behind
+  if (why := emulator.unusable_after(outcome)) is not None: stop_on_broken_device(why, fuzz_config)
   STATS.record(outcome, time.perf_counter() - start, program=program)
   if outcome.rejected is not None:
     event(f"rejected: {reason_class(outcome.rejected)}")

@@ -45,3 +45,17 @@ def test_pytest_fuzz_is_green_on_the_emulated_gpu() -> None:
   assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
   last = out.stdout.strip().splitlines()[-1]
   assert re.search(r"\b\d+ passed\b.*\b\d+ xfailed", last) and not re.search(r"\b\d+ failed", last), out.stdout[-2000:]
+
+
+def test_pytest_fuzz_stops_when_its_device_stopped_working(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+  """The pytest front end cannot replace its process: after the example that broke the emulated device it ends the
+  session (exit status 2), saying why and what replaces workers, instead of judging every later example on a broken
+  device (each would fail inside the emulator, never a JIT finding)."""
+  pids = tmp_path / "pids"
+  monkeypatch.setenv("PLANFUZZ_TEST_PIDS", str(pids))
+  out = run_emulated(["-m", "pytest", "fuzz/test_fuzz.py", "-q", "-p", "no:cacheprovider", "-k", "test_jit_matches_reference",
+                      "--hypothesis-seed=1", "--examples", "4", "--target", "planner", "--planner", "tests.crashing_planner:breaks_device",
+                      "--repro-dir", str(tmp_path / "repros")], timeout=600)
+  assert out.returncode == 2, out.stdout[-3000:] + out.stderr[-2000:]
+  assert "its emulated device stopped working" in out.stdout + out.stderr and "planfuzz run" in out.stdout + out.stderr, out.stdout[-2000:]
+  assert len(pids.read_text().split()) == 1  # no example ran after the one that broke it

@@ -145,3 +145,38 @@ def test_a_slow_program_that_finishes_alone_is_no_confirmed_hang(tmp_path: Path)
   status, why = run_fresh(script, 10)
   assert status == CONTEXT_DEPENDENT and why.startswith("the repro agrees when run alone (in ") and why.endswith("s)"), why
   assert run_fresh(script, 1)[0] == CONFIRMED  # past the limit: a hang
+
+
+def test_a_bug_confirmed_off_the_cpu_is_located(tmp_path: Path) -> None:
+  """On a GPU or its emulator a confirmed bug is run twice more: with the JIT off (a difference that shows there too
+  is the device's, never counted as a JIT bug), and on the CPU (the JIT everywhere, or this device's JIT path only)."""
+  from fuzz.campaign.confirm import CONFIRMED, DEVICE, expected_line, locate
+  grad = expected_line(Finding("wrong-values", "p0.grad", 2, "replay 1"))
+  shows = 'print("MISMATCH p0.grad at call 2: jit [0.], reference after call 2 [1.]")\nraise SystemExit(1)\n'
+  agrees = 'print("OK")\n'
+  on_cpu_only = 'import os\nif os.environ.get("DEV") == "CPU":\n  print("MISMATCH p0.grad at call 2")\n  raise SystemExit(1)\n'
+  scripts = {name: tmp_path / f"{name}.py" for name in ("shows", "agrees", "cpu")}
+  for name, text in (("shows", shows), ("agrees", agrees), ("cpu", on_cpu_only)): scripts[name].write_text(text)
+  status, why = locate(scripts["shows"], scripts["shows"], "AMD", 60, grad)
+  assert status == DEVICE and "with the JIT off too (shows.py): AMD or its emulator, not the JIT" in why, why
+  assert locate(scripts["shows"], scripts["agrees"], "AMD", 60, grad) == (CONFIRMED, "the JIT's: not with the JIT off; also on CPU")
+  only_here = (CONFIRMED, "the JIT's: not with the JIT off; only on AMD, not on CPU")
+  assert locate(scripts["agrees"], scripts["agrees"], "AMD", 60, grad) == only_here
+  assert locate(scripts["cpu"], scripts["agrees"], "AMD", 60, grad)[1].endswith("also on CPU")  # the repro ran with DEV=CPU
+
+
+def test_a_campaign_off_the_cpu_locates_its_confirmed_bug(tmp_path: Path) -> None:
+  """The whole path with a real bug (the returned-only planner's lazy grad, read from arena memory), as a campaign
+  whose default device is a GPU would take it: confirmed, its JIT-off script written and agreeing, and the CPU showing it."""
+  from fuzz.campaign.confirm import CONFIRMED
+  from fuzz.campaign.messages import Result
+  from fuzz.campaign.triage import Triage
+  from fuzz.test_repro import LAZY_GRAD
+  from oracle.targets import Target
+  grad = Finding("wrong-values", "p0.grad", 2, "replay 1", {"compared_with": [2, 1e-05, 1e-06]})
+  triage = Triage(Target(policy="returned-only"), 5, tmp_path, 1, device="AMD")
+  triage.on_event(Result(0, LAZY_GRAD, "same-buffer", (), Outcome.of(Verdict(findings=[grad])), 0.1))
+  [bug] = triage.finish(confirm=True)
+  assert bug.status == CONFIRMED and bug.confirm_note.endswith("; the JIT's: not with the JIT off; also on CPU"), bug.confirm_note
+  [jit_off] = tmp_path.glob("bug-*.jit-off.py")
+  assert "with Context(**{'JIT': 0}): got = run(True)" in jit_off.read_text()

@@ -15,8 +15,10 @@ from typing import Any
 
 from oracle.findings import JIT_ERROR, VALUE_KINDS, Finding
 
-# a bug's status: not run alone yet (or its repro failed otherwise), reproduced alone, agrees alone, a known tinygrad bug
+# a bug's status: not run alone yet (or its repro failed otherwise), reproduced alone, agrees alone, a known tinygrad bug,
+# reproduced alone and with the JIT off too (on a GPU or its emulator: the device's, never counted as a JIT bug)
 UNCONFIRMED, CONFIRMED, CONTEXT_DEPENDENT, KNOWN = "unconfirmed", "confirmed", "context-dependent", "known"
+DEVICE = "device, not JIT"
 CONFIRM_TIMEOUT = 300.0
 
 
@@ -34,11 +36,12 @@ def expected_line(f: Finding | None) -> str | None:
   return f"MISMATCH (static) [{f.kind}]" if f.call is None and f.kind.startswith("invariant:") else None
 
 
-def run_fresh(script: str | Path, timeout: float = CONFIRM_TIMEOUT, expect: str | None = None) -> tuple[str, str]:
-  """(status, what happened) of one script run alone: exit 1 (showing `expect` when given) or death by a signal or a hang
-  reproduces, exit 0 or a failure on other observables does not."""
+def run_fresh(script: str | Path, timeout: float = CONFIRM_TIMEOUT, expect: str | None = None,
+              env: dict[str, str] | None = None) -> tuple[str, str]:
+  """(status, what happened) of one script run alone (with `env` over the environment): exit 1 (showing `expect` when
+  given) or death by a signal or a hang reproduces, exit 0 or a failure on other observables does not."""
   started = time.perf_counter()
-  try: out = subprocess.run([sys.executable, str(script)], env=fresh_env(), capture_output=True, text=True, timeout=timeout)
+  try: out = subprocess.run([sys.executable, str(script)], env=fresh_env() | (env or {}), capture_output=True, text=True, timeout=timeout)
   except subprocess.TimeoutExpired: return CONFIRMED, f"hung for {timeout:g}s"
   took = f" (in {time.perf_counter() - started:.0f}s)"
   if out.returncode == 1 and expect is not None and expect not in out.stdout:
@@ -57,6 +60,18 @@ def confirm_all(scripts: list[str | Path], parallel: int, timeout: float = CONFI
   lines = expects or [None] * len(scripts)
   with ThreadPoolExecutor(max(1, parallel)) as pool:
     return list(pool.map(lambda job: run_fresh(job[0], timeout, job[1]), zip(scripts, lines, strict=True)))
+
+
+def locate(repro: str | Path, jit_off: str | Path, device: str, timeout: float = CONFIRM_TIMEOUT,
+           expect: str | None = None) -> tuple[str, str]:
+  """Where a bug confirmed on a GPU (or its emulator) lives: (its status, what says so). Its repro with TinyJit off
+  (`fuzz.gen.printer.jit_off_script`) reproducing too makes it the device's, not the JIT's (DEVICE). Otherwise it is
+  the JIT's, and its repro run on the CPU says whether it is this device's JIT path only (the graph runner, say) or
+  the JIT everywhere."""
+  if run_fresh(jit_off, timeout, expect)[0] == CONFIRMED:
+    return DEVICE, f"it shows with the JIT off too ({Path(jit_off).name}): {device} or its emulator, not the JIT"
+  on_cpu = run_fresh(repro, timeout, expect, env={"DEV": "CPU"})[0] == CONFIRMED
+  return CONFIRMED, "the JIT's: not with the JIT off; " + ("also on CPU" if on_cpu else f"only on {device}, not on CPU")
 
 
 def context_script(history: list[tuple], failing: tuple, target: Any, calls: int) -> str:

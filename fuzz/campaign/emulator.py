@@ -15,7 +15,8 @@ from typing import Any
 
 from tinygrad import Tensor
 
-from oracle.device import emulated
+from fuzz.campaign.outcome import Outcome
+from oracle.device import EMULATOR, emulated
 
 INSTRUCTION_BYTES = 16  # what the emulator reads at a pc to decode one instruction (its longest, with a literal)
 
@@ -34,6 +35,14 @@ def speed_up() -> bool:
     return hit
   emu._decode_at = decode_at
   return True
+
+
+def unusable_after(outcome: Outcome) -> str | None:
+  """Why this process's emulated device can run no further example after `outcome` (None: it still can). A program
+  with an instruction the emulator cannot run leaves it in an error state; so may any program that raised."""
+  if (outcome.rejected or "").startswith(EMULATOR): return "its emulated device met an instruction it cannot run"
+  if outcome.raised and device_broken(): return "its emulated device stopped working"
+  return None
 
 
 def device_broken() -> bool:

@@ -22,16 +22,15 @@ from fuzz.campaign.bugbook import signatures
 from fuzz.campaign.example import run_example, under_knobs
 from fuzz.campaign.examples_db import open_database
 from fuzz.campaign.messages import Exited, Job, Knobs, Message, Result, Retired, ShrinkStep, Started
-from fuzz.campaign.outcome import Outcome
+from fuzz.campaign.outcome import ERROR, Outcome
 from fuzz.gen.strategies import knob_settings, programs
 from oracle.compare import Verdict, error_text, rejection
-from oracle.device import EMULATOR, emulator_failure
-from oracle.findings import JIT_ERROR, Finding
+from oracle.device import emulator_failure
+from oracle.findings import Finding
 from oracle.runs import MODES
 from oracle.signature import Signature
 from oracle.targets import Target
 
-ERROR = "error"
 RUN_EXAMPLES = 50  # examples per Hypothesis run at most
 SLACK = 10  # draws a run may spend on programs already run (each run first tries the simplest program again)
 
@@ -42,11 +41,6 @@ class _Retire(BaseException):
   device, every candidate would fail), or it passed its limits (fuzz/campaign/limits.py: checked before an example
   starts, so none is lost). A BaseException, so Hypothesis does not take it for a failure to shrink. An example's own
   finding stands, and is confirmed alone in a fresh process like any other."""
-
-
-def raised(outcome: Outcome) -> bool:
-  """Whether a run behind `outcome` raised: a rejection, or a finding that is an error."""
-  return outcome.rejected is not None or any(f.kind in (JIT_ERROR, ERROR) for f in outcome.findings)
 
 
 class _Found(Exception):
@@ -117,8 +111,7 @@ class Explorer:
     elif (f := shrinking.shows(outcome)) is not None:
       shrinking.steps += 1
       self.send(ShrinkStep(job.worker, shrinking.sig, program, mode, knobs, f, plan))
-    if (outcome.rejected or "").startswith(EMULATOR): raise _Retire("its emulated device met an instruction it cannot run")
-    if raised(outcome) and emulator.device_broken(): raise _Retire("its emulated device stopped working")
+    if (why := emulator.unusable_after(outcome)) is not None: raise _Retire(why)
     return outcome
 
   def example(self, program: Any, mode: str, knobs: dict[str, int]) -> None:

@@ -14,9 +14,10 @@ from typing import Any
 
 from fuzz.known.bugs import known_bug
 from oracle.compare import Verdict
-from oracle.findings import Finding
+from oracle.findings import JIT_ERROR, Finding
 
 KNOWN = "known tinygrad bug"
+ERROR = "error"  # a finding's kind where judging the example raised (fuzz/campaign/explore.py)
 
 
 @dataclass
@@ -42,6 +43,10 @@ class Outcome:
   def compared(self) -> int: return self.verdict.compared
   @property
   def run_seconds(self) -> float: return self.verdict.run_seconds
+  @property
+  def raised(self) -> bool:
+    """Whether the run behind it raised: a rejection, or a finding that is an error."""
+    return self.rejected is not None or any(f.kind in (JIT_ERROR, ERROR) for f in self.findings)
 
   @property
   def skipped(self) -> Counter:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from fuzz.campaign.bugbook import Bug, Sample, headline
-from fuzz.campaign.confirm import CONTEXT_DEPENDENT, KNOWN, UNCONFIRMED, confirm_all, context_script, expected_line
+from fuzz.campaign.confirm import CONFIRMED, CONTEXT_DEPENDENT, KNOWN, UNCONFIRMED, confirm_all, context_script, expected_line, locate
 from fuzz.campaign.example import under_knobs
 from fuzz.campaign.files import atomic_write
 from fuzz.campaign.messages import Event, Result, Retired, ShrinkStep
@@ -24,8 +24,9 @@ from oracle.targets import Target
 class Triage:
   """Stats and bugs of one campaign, as its workers report them."""
 
-  def __init__(self, target: Target, calls: int, repro_dir: Path, workers: int) -> None:
+  def __init__(self, target: Target, calls: int, repro_dir: Path, workers: int, device: str = "CPU") -> None:
     self.target, self.calls, self.repro_dir = target, calls, repro_dir
+    self.device = device  # the campaign's default device: off the CPU, a confirmed bug is located (`_locate`)
     self.stats = Stats(workers=workers)
     self.slots: dict[int, Any] = {}  # worker index -> its current process (history of programs run)
     self.shrink_seconds = 0.0
@@ -83,6 +84,7 @@ class Triage:
       for bug, (status, why) in zip(todo, confirm_all([b.repro for b in todo], parallel, timeout, expects), strict=True):
         bug.status, bug.confirm_note = status, why
         if status == CONTEXT_DEPENDENT: self._context(bug)
+        elif status == CONFIRMED and self.device.split(":")[0] != "CPU": self._locate(bug, timeout)
     return bugs
 
   def _stem(self, bug: Bug) -> Path:
@@ -127,6 +129,15 @@ class Triage:
       path = self.repro_dir / f"rejected-{i}.py"
       path.write_text(f"# planfuzz: rejected ({why})\n" + self._script(sample))
       self.stats.rejected_examples[why] = str(path)
+
+  def _locate(self, bug: Bug, timeout: float) -> None:
+    """On a GPU or its emulator: whether the confirmed bug is the JIT's at all, and whether the CPU shows it too."""
+    from fuzz.gen.printer import jit_off_script
+    assert bug.best is not None and bug.repro is not None
+    best, jit_off = bug.best, Path(str(bug.repro).removesuffix(".py") + ".jit-off.py")
+    jit_off.write_text(jit_off_script(best.program, under_knobs(self.target, dict(best.knobs)), best.mode, self.calls, best.finding))
+    bug.status, where = locate(bug.repro, jit_off, self.device, timeout, expected_line(best.finding))
+    bug.confirm_note += f"; {where}"
 
   def _context(self, bug: Bug) -> None:
     """The worker's preceding programs and the one that first showed the bug, replayable in order."""

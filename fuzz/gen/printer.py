@@ -20,9 +20,11 @@ constructor call), so every knob of the target (policy, planner, graph splitter,
 """
 from __future__ import annotations
 
+import ast
 import functools
 import inspect
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from fuzz.gen.compat import Sharded, param, second_device, training
@@ -33,28 +35,22 @@ from oracle.check import judge_program
 from oracle.compare import COMPARED_WITH
 from oracle.expected import Expected, expected
 from oracle.findings import JIT_ERROR, VALUE_KINDS, Finding
-from oracle.runs import REFERENCE_CONTEXT, Trace
+from oracle.runs import FRESH, REFERENCE_CONTEXT, Trace
 from oracle.schedule import Schedule
 from oracle.targets import Target
 from planner import tg
 
-TENSOR = '''
-def tensor(kept, i, a):
-  """Input i of a call: a new tensor each call (fresh), or the first call's refilled in place (same-buffer)."""
+SAME = '''
+def same(g, w, rtol, atol):
+  if g is None or g.shape != w.shape: return False
+  return np.array_equal(g, w) if rtol == atol == 0 else np.allclose(g.astype(np.float64), w.astype(np.float64), rtol, atol, equal_nan=True)
+'''
+REFILL = '''
+def tensor(kept, i, a):  # input i: the first call's tensor, refilled in place by every later call (same-buffer)
   t = {make}
-  if MODE == "fresh" or i not in kept: kept[i] = t.realize()
+  if i not in kept: kept[i] = t.realize()
   else: kept[i].assign(t).realize()
   return kept[i]
-'''
-COMPARE = '''
-bad = 0
-for path, k, source, rtol, atol in CHECKS:
-  g, w = got[k].get(path), want[source][path]
-  if g is not None and g.shape == w.shape and (np.array_equal(g, w) if rtol == atol == 0 else
-                                               np.allclose(g.astype(np.float64), w.astype(np.float64), rtol, atol, equal_nan=True)):
-    continue
-  bad += 1
-  print(f"MISMATCH {path} at call {k}: jit {g if g is None else g.ravel()[:4]}, reference after call {source} {w.ravel()[:4]}")
 '''
 TINYJIT_DECORATOR = ["try: decorate = TinyJit(prune=prune)",
                      "except TypeError: decorate = lambda f: TinyJit(f, prune=prune)  # before 0.14"]
@@ -68,6 +64,17 @@ def to_script(program: Program, target: Target, mode: str, calls: int, finding: 
   except Exception as e:  # the program no longer runs here: the script shows what it does alone
     return compare_script(program, target, mode, calls, [], f"{finding.message}\n(not compared: judging it again failed: {e!r})")
   return compare_script(program, target, mode, calls, [check], finding.message)
+
+
+def jit_off_script(program: Program, target: Target, mode: str, calls: int, finding: Finding) -> str:
+  """`finding`'s repro with TinyJit off (JIT=0: every call runs the step eagerly, memory-planned as eager runs are)
+  and its value compared with the reference's after the same call, since nothing is documented to differ without a
+  JIT. A difference that still shows there is the device's (or its emulator's), not the JIT's
+  (fuzz/campaign/confirm.py `locate`)."""
+  off = Target("tinyjit", knobs=(("JIT", 0),))
+  if not is_value(finding): return compare_script(program, off, mode, calls, [], finding.message)
+  check = recorded(finding) or decision(program, target, mode, calls, finding.subject, finding.call)
+  return compare_script(program, off, mode, calls, [replace(check, source=check.call)], f"{finding.message}\n(with the JIT off)")
 
 
 def is_value(f: Finding) -> bool:
@@ -105,26 +112,27 @@ def compare_script(program: Program, target: Target, mode: str, calls: int, chec
   schedule = Schedule(program.reset)
   env = {k: v for k, v in target.context.items() if k in tg.PROCESS_KNOBS} | tg.environment_knobs()
   knobs = {k: v for k, v in target.context.items() if k not in env}
-  head = ["#!/usr/bin/env python3", f'"""planfuzz repro: {target.describe()}, inputs {mode}; calls '
-          + ", ".join(f"{k} {schedule.phase(k)}" for k in range(calls)) + ".", "",
-          "The step runs with the JIT and memory planner off (the reference), then under the JIT; every observable is read",
-          "after each call, and each value in CHECKS is compared with the reference's as planfuzz's oracle compared it.",
-          "Exit status 1: the JIT differs (reproduced); 0: it agrees.", '"""', *(f"# finding: {line}" for line in about.splitlines())]
+  phases = ", ".join(f"{k} {schedule.phase(k)}" for k in range(calls))
+  head = ["#!/usr/bin/env python3", f'"""planfuzz repro: {target.describe()}, inputs {mode}; calls {phases}.',
+          "Every observable is read after each call, under the JIT and with the step run eagerly (the reference); each value",
+          "in CHECKS (observable, after call, reference's call, rtol, atol) is compared as planfuzz's oracle compared it.",
+          'Exit status 1: the JIT differs (reproduced); 0: it agrees."""', *(f"# finding: {line}" for line in about.splitlines())]
   if env: head += ["import os", f"os.environ.update({ {k: str(v) for k, v in env.items()} !r})  # read by tinygrad once per process"]
   head += ["import sys", "", "import numpy as np", f"from tinygrad import Context, Tensor, TinyJit{', nn' if optimizer(program) else ''}",
            "from tinygrad.nn.state import get_parameters"]
   if target.kind != "tinyjit":
     head += ["", "from oracle.targets import Target  # planfuzz: PlannedJit with this policy and planner", "", f"TARGET = {target!r}"]
-  head += ["", f"MODE, CALLS, RESET = {mode!r}, {calls}, {program.reset!r}",
-           "# what planfuzz's oracle compared: (observable, after call, with the reference's value after call, rtol, atol)",
-           *checks_lines(checks)]
+  head += ["", *checks_lines(checks)]
   tail = [f"with Context(**{REFERENCE_CONTEXT!r}): want = run(False)  # the reference",
-          f"with Context(**{knobs!r}): got = run(True)" if knobs else "got = run(True)", COMPARE.strip("\n"),
-          *(['for f in static_findings(): print(f"MISMATCH (static) {f.message}"); bad += 1'] if static else []),
-          'print(f"{bad} of {len(CHECKS)} values differ" if bad else f"OK: the JIT agrees on the {len(CHECKS)} value(s) compared")',
+          f"with Context(**{knobs!r}): got = run(True)" if knobs else "got = run(True)",
+          "bad = [(p, k, s) for p, k, s, rtol, atol in CHECKS if not same(got[k].get(p), want[s][p], rtol, atol)]",
+          'for p, k, s in bad: print(f"MISMATCH {p} at call {k}: jit {np.ravel(got[k].get(p))[:4]}, "',
+          '                          f"reference after call {s} {want[s][p].ravel()[:4]}")',
+          *(['for f in static_findings(): print(f"MISMATCH (static) {f.message}"); bad.append(f)'] if static else []),
+          'print(f"{len(bad)} of {len(CHECKS)} values differ" if bad else f"OK: the JIT agrees on the {len(CHECKS)} value(s) compared")',
           "sys.exit(1 if bad else 0)"]
   parts = [head, [helpers(program) + "\n".join(build_lines(program))], method_lines(target, program) if program.method else [],
-           static_lines(program) if static else [], [run_source(program, target, calls)], tail]
+           static_lines(program, mode, calls) if static else [], [run_source(program, target, mode, calls)], [SAME.strip()], tail]
   return "\n\n\n".join("\n".join(p).strip("\n") for p in parts if p) + "\n"
 
 
@@ -154,42 +162,45 @@ def method_lines(target: Target, program: Program) -> list[str]:
           "  return Model()"]
 
 
-def static_lines(program: Program) -> list[str]:
+def static_lines(program: Program, mode: str, calls: int) -> list[str]:
   """`static_findings()`: planfuzz's plan invariants on the capture (the planner target)."""
   return ["def static_findings():", '  """planfuzz\'s plan invariants on this capture (unsound before any value is wrong)."""',
           "  from oracle.check import judge_program", "  from oracle.subject import Subject",
           "  subject = lambda: (lambda step, observe, inputs, evaluate:",
-          f"    Subject(step, inputs, observe, {program.prune}, evaluate=evaluate, reset=RESET, method={program.method}))(*build())",
-          "  return [f for f in judge_program(subject, TARGET, CALLS, MODE).verdict.findings if f.call is None]"]
+          f"    Subject(step, inputs, observe, {program.prune}, evaluate=evaluate, reset={program.reset},",
+          f"            method={program.method}))(*build())",
+          f"  return [f for f in judge_program(subject, TARGET, {calls}, {mode!r}).verdict.findings if f.call is None]"]
 
 
-def run_source(program: Program, target: Target, calls: int) -> str:
-  """`tensor` (an input as the oracle makes it) and `run(jit)`: the calls the oracle made, under the JIT or eagerly as its
-  reference runs them, every observable read after each call in the oracle's order (returned, eval, observed)."""
+def run_source(program: Program, target: Target, mode: str, calls: int) -> str:
+  """`run(jit)`: the calls the oracle made, under the JIT or eagerly as its reference runs them, every observable read
+  after each call in the oracle's order (returned, eval, observed); with `tensor`, an input as the oracle refills it."""
   shard = any(x.shard for x in program.inputs)
   step = jitted(target, program, "step", program.prune, program.method)
-  lines = ["def run(jit):", '  """The calls planfuzz made, under the JIT or eagerly (jit=False); each observable\'s value after each."""',
-           "  step, observe, inputs, evaluate = build()"]
+  lines = ["def run(jit):", "  step, observe, inputs, evaluate = build()"]
   if program.evaluate is None: lines.append(f"  step = {step} if jit else step")
   else:
     evaluate = jitted(target, program, "evaluate", False)
     lines.append(f"  step, evaluate = ({step}, {evaluate}) if jit else (step, evaluate)  # the eval step: a JIT of its own")
-  lines += ["  kept, seen, ret = {}, [], None", "  for k in range(CALLS):"]
+  lines += ["  kept, seen, ret = {}, [], None", f"  for k in range({calls}):"]
   if program.reset is not None:
-    lines.append("    if jit and k == RESET: step.reset()  # jit.reset(): this call runs eagerly, the next captures anew")
+    lines.append(f"    if jit and k == {program.reset}: step.reset()  # jit.reset(): this call runs eagerly, the next captures anew")
+  make = "a.to_tensor() if isinstance(a, Sharded) else Tensor(a)" if shard else "Tensor(a)"
   arrays = "(np.ndarray, Sharded)" if shard else "np.ndarray"
-  lines += [f"    args = [tensor(kept, i, a) if isinstance(a, {arrays}) else a for i, a in enumerate(inputs(k, ret))]",
+  tensor = f"({make}).realize()" if mode == FRESH else "tensor(kept, i, a)"
+  lines += [f"    args = [{tensor} if isinstance(a, {arrays}) else a for i, a in enumerate(inputs(k, ret))]",
             "    ret = step(*args)",
             "    if not jit: Tensor.realize(*get_parameters(ret))  # TinyJit realizes what a call returns together"]
   named = {p: p for p in ("ret" + "".join(f"[{i}]" for i in path) for path, _ in returned_paths(program.returns))}
   if program.evaluate is not None:
     lines += eval_call(program, calls)
     named["eval"] = "ev"
-  lines += ["    named = {" + ", ".join(f"{p!r}: {e}" for p, e in named.items()) + "} | observe()",
-            "    seen.append({p: t.numpy().copy() for p, t in named.items() if isinstance(t, Tensor)})  # each read alone, in order",
+  named_text = "{" + ", ".join(f"{p!r}: {e}" for p, e in named.items()) + "} | observe()"
+  lines += ["    # each observable read alone, in the oracle's order",
+            f"    seen.append({{p: t.numpy().copy() for p, t in ({named_text}).items() if isinstance(t, Tensor)}})",
             "  return seen"]
-  make = "a.to_tensor() if isinstance(a, Sharded) else Tensor(a)" if shard else "Tensor(a)"
-  return TENSOR.format(make=make).strip("\n") + "\n\n\n" + "\n".join(lines)
+  refill = "" if mode == FRESH else REFILL.format(make=make).strip("\n") + "\n\n\n"
+  return refill + "\n".join(lines)
 
 
 def eval_call(program: Program, calls: int) -> list[str]:
@@ -205,10 +216,26 @@ def eval_call(program: Program, calls: int) -> list[str]:
 
 def helpers(program: Program) -> str:
   """`data`, and the version-portable helpers the program's lines call (tinygrad 0.12.0 on)."""
-  used = [data] + ([param] if program.params else []) + ([training] if optimizer(program) else [])
+  used = ([param] if program.params else []) + ([training] if optimizer(program) else [])
   used += [Sharded] if any(x.shard for x in program.inputs) else []
   used += [second_device] if any(op.kind == "to" for op in program.body) or sharded(program) else []
-  return "".join(inspect.getsource(f) + "\n\n" for f in used)
+  return "".join(src + "\n\n\n" for src in [data_source(program), *map(pasted, used)])
+
+
+def data_source(program: Program) -> str:
+  """`data`, without the branches for integers and bools where the program's leaves are all floats."""
+  lines, dtypes = pasted(data).splitlines(), set(re.findall(r"data\(.*?'(\w+)'\)", "\n".join(build_lines(program))))
+  if dtypes <= {"float16", "float32", "float64"}: lines = [line for line in lines if not line.lstrip().startswith("if dtype")]
+  return "\n".join(lines)
+
+
+def pasted(f: Callable | type) -> str:
+  """`f`'s source without its docstring: a script needs what a helper does, not why planfuzz has it."""
+  lines = inspect.getsource(f).splitlines()
+  first = ast.parse("\n".join(lines)).body[0].body[0]
+  if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+    del lines[first.lineno - 1:first.end_lineno]
+  return "\n".join(lines)
 
 
 def optimizer(program: Program) -> bool: return program.update is not None and program.update.kind in OPTIMIZERS
