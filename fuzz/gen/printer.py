@@ -12,7 +12,9 @@ A finding that is no value (an error the JIT raised, a crash, a hang) needs noth
 does a program with no finding recorded (pytest's in-flight file, written before the example runs, which must not run
 it): its script runs the calls, so a crash shows. The planner target's script also runs planfuzz's own plan checks
 (`static_findings`) where the finding is one or none is recorded. tests/test_repro_verdicts.py shows a script written
-with every value the oracle compared reaches the oracle's verdict.
+with every value the oracle compared reaches the oracle's verdict. A script holds only what its program uses: no
+integer data where every leaf is a float, no refill in fresh mode, no helper's docstring. `jit_off_script` writes a
+finding's repro with TinyJit off, which a campaign off the CPU runs to tell the device's bugs from the JIT's.
 
 For the `tinyjit` target a script needs only tinygrad and numpy: it is meant to be pasted into a tinygrad bug report.
 For the `planner` target it builds planfuzz's PlannedJit through the same `oracle.targets.Target` (its repr is a
