@@ -275,3 +275,16 @@ def test_the_op_table_is_the_core_and_every_feature_s_own_ops() -> None:
   assert {"kv_cache_write", "kv_cache_read"} <= kv_cache.FEATURE.ops.keys() and kv_cache.FEATURE in COMPOUND
   with pytest.raises(ValueError, match="relu"): register({"relu": OpSpec(1, lambda v, c: v[0])})
   assert OPS["relu"].render(["x"], ()) == "x.relu()"
+
+
+def test_bfloat16_is_never_drawn_for_the_emulated_gpu() -> None:
+  """The emulator builds each instruction as C with the host's clang: a bfloat16 cast passes the dtype probe, but
+  kernels fusing more bfloat16 work do not build there, so that dtype stays out of programs drawn for it (DEV is read
+  when the feature loads: a process of its own)."""
+  import os
+  import subprocess
+  import sys
+  show = "from fuzz.gen.features.dtypes import DTYPES; print(','.join(DTYPES))"
+  drawn = {dev: subprocess.run([sys.executable, "-c", show], env={**os.environ, "DEV": dev}, capture_output=True, text=True,
+                               check=True).stdout.strip().split(",") for dev in ("CPU", "MOCKKFD+AMD")}
+  assert "bfloat16" in drawn["CPU"] and "bfloat16" not in drawn["MOCKKFD+AMD"] and "float16" in drawn["MOCKKFD+AMD"], drawn
