@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from fuzz.gen.ops import MOVEMENT
 from fuzz.gen.render import sharded
 from oracle.device import device_kind
 from oracle.findings import JIT_ERROR, STALE, VALUE_KINDS, Finding
@@ -25,6 +26,7 @@ PRUNE_SPLIT = "invariant:prune-split"
 # found and reproduced on the CPU device only: on tinygrad's emulated AMD GPU these repros do not fail (checked on
 # 0.14.0), so they are checked on the CPU whatever DEV a campaign runs on
 CPU_ONLY = ("CPU",)
+VIEWS = tuple(k for k in MOVEMENT if k != "contiguous")  # ops whose result is a view of their operand's buffer
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,16 @@ def _hcq_multi_device_assert(f: Finding) -> bool:
   return f.kind == JIT_ERROR and "must be BUFFER Ops.PARAM" in str(f.details.get("error", ""))
 
 
+def _copies_an_input_view(program: Any) -> bool:
+  """A fuzz program that copies a view of an explicit input to another device (`.to`, `.shard`; None: it may)."""
+  if program is None: return True
+  made, inputs = {op.out: op for op in program.body}, {x.name for x in program.inputs}
+  def input_view(name: str, viewed: bool) -> bool:
+    if name in inputs: return viewed
+    return (op := made.get(name)) is not None and op.kind in VIEWS and input_view(op.args[0], True)
+  return any(op.kind in ("to", "shard") and input_view(op.args[0], False) for op in program.body)
+
+
 def _sharded(program: Any) -> bool:
   """A fuzz program with a sharded leaf or shard op (None, a program not from the fuzzer: it may be)."""
   return program is None or sharded(program)
@@ -145,6 +157,12 @@ KNOWN_BUGS: tuple[KnownBug, ...] = (
            KNOWN_DIR / "hcq2_fed_back_output_read_stale.py", _settled_value, "capture", _stale_value,
            lambda program: getattr(program, "feedback", None) is not None and bool(tg.environment_knobs().get("HCQ2")),
            shows_mechanism=_gone_without_feedback, devices=CPU_ONLY),
+  KnownBug("graph-copy-of-input-view-stale",
+           "with graphs (HCQGraph), a copy of a view of a step's input to another device (`x[1:5].to(\"AMD:1\")`, or a "
+           "shard of it) keeps reading the capture call's input: given a new input tensor each call, every replay "
+           "returns the capture call's values (right with JIT=2, and without the view); found on the emulated AMD GPU",
+           KNOWN_DIR / "graph_copy_of_input_view_stale.py", lambda f: f.kind in VALUE_KINDS, "graph",
+           lambda f: f.kind in VALUE_KINDS, _copies_an_input_view, devices=("AMD",)),
 )
 
 
