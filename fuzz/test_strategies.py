@@ -122,6 +122,7 @@ def assert_feedback_valid(program: Program, i: int) -> None:
   path, value = program.feedback.path, program.returns
   for j in path: value = value.items[j]
   assert isinstance(value, str) and value in ops and ops[value].kind not in MOVEMENT and devices(program)[value] == "DEFAULT"
+  assert not OPS[ops[value].kind].variable, "a fed-back value would carry the previous call's Variable binding"
 
 
 def features(program: Program) -> set[str]:

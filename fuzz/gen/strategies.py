@@ -86,11 +86,14 @@ def one_device(draw: st.DrawFn, b: Builder, names: list[str]) -> list[str]:
 def draw_feedback(b: Builder, returns: Returned, reach: dict[str, set[str]]) -> Feedback | None:
   """Sometimes: an explicit input that, from call 1 on, is the previous call's returned tensor of its shape and dtype.
   The returned tensor must be a kernel's own output on the default device (not a view: inputs are real buffers), and no returned
-  view may read the input it replaces."""
+  view may read the input it replaces. Nor may it come from an op that reads the step's Variable: the KV cache's window
+  write is a view of its state at the call's `n`, and fed back it carries that binding into a call with another
+  ("bind mismatch on n", a rejection in the emulated clean runs of 2026-12-05)."""
   values, paths = b.by_name(), returned_paths(returns)
   views = [n for _, n in paths if n in values and values[n].view]
   fits = [Feedback(i, path) for i, x in enumerate(b.inputs) for path, n in paths
-          if x.shard is None and n in values and (v := values[n]).is_op and v.device == DEFAULT and b.body[int(n[1:])].kind not in MOVEMENT
+          if x.shard is None and n in values and (v := values[n]).is_op and v.device == DEFAULT
+          and (op := b.body[int(n[1:])].kind) not in MOVEMENT and not OPS[op].variable
           and (v.shape, v.dtype) == (x.shape, x.dtype) and not any(x.name in reach[m] for m in views)]
   return b.draw(st.sampled_from(fits)) if fits and b.draw(st.integers(0, 3)) == 0 else None
 
