@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from fuzz.known.bugs import AVOIDED_BUGS, KNOWN_BUGS, repro_device
-from oracle.device import emulated_environment, missing_compiler
+from oracle.device import emulated_process
 
 
 class StillReproduces(AssertionError):
@@ -32,11 +32,9 @@ def repro_env(bug) -> dict[str, str]:
   """This process's environment where the bug is known on its device, else one of a device it is known on."""
   if (dev := repro_device(bug)) is None: return dict(os.environ)
   if dev != "AMD": return os.environ | {"DEV": dev}
-  env = emulated_environment(str(Path(__file__).resolve().parent.parent))
-  if env is None or (fix := missing_compiler(os.environ | env)) is not None and "mock driver" not in fix:
-    pytest.skip(f"{bug.name} is known on the AMD GPU: its repro runs on the emulated one, not available here "
-                f"({fix if env else 'no tinygrad mock files: see make fuzz-gpu'})")
-  return os.environ | env
+  env, why = emulated_process(str(Path(__file__).resolve().parent.parent))
+  if env is None: pytest.skip(f"{bug.name} is known on the AMD GPU: its repro runs on the emulated one, not here ({why})")
+  return env
 
 
 @pytest.mark.parametrize("target", ["planner", "tinyjit"])
@@ -100,18 +98,41 @@ def test_an_input_assign_dropped_where_graphed_is_still_the_known_bug() -> None:
   assert known_bug(wrong.blamed("planner"), INPUT_ASSIGN, gone) is None
 
 
-def test_a_graphed_copy_of_an_input_view_is_the_known_bug_on_amd(monkeypatch: pytest.MonkeyPatch) -> None:
-  """graph-copy-of-input-view-stale explains a value blamed on the graph in a program that copies a view of an input
-  to another device, on the AMD GPU where it is known; a copy of the whole input, or another device, is no known bug."""
+def test_a_graphed_read_of_an_input_view_is_the_known_bug_on_amd(monkeypatch: pytest.MonkeyPatch) -> None:
+  """graph-input-view-stale explains a value blamed on the graph in a program that makes a view of an input its own
+  buffer or copies it to another device, on the AMD GPU where it is known; the same of the whole input, or another
+  device, is no known bug."""
   from fuzz.gen.program import Leaf, Op, Program
   from fuzz.known.bugs import known_bug
   from oracle.findings import Finding
-  def program(source: str) -> Program:
+  def program(kind: str, source: str) -> Program:
+    args = (source, "SECOND") if kind == "to" else (source,)
     return Program(params=(), inputs=(Leaf("x0", (8,), seed=1),), state=(), backward=(), returns="v1",
-                   body=(Op("reshape", ("x0", (2, 4)), "v0"), Op("to", (source, "SECOND"), "v1")))
+                   body=(Op("shrink", ("x0", 0, 1, 5), "v0"), Op(kind, args, "v1")))
   stale = Finding("stale", "ret", 2, "replay 1").blamed("graph")
   monkeypatch.setenv("DEV", "MOCKKFD+AMD")
-  assert known_bug(stale, program("v0")).name == "graph-copy-of-input-view-stale"
-  assert known_bug(stale, program("x0")) is None
+  for kind in ("to", "contiguous"):
+    assert known_bug(stale, program(kind, "v0")).name == "graph-input-view-stale"
+    assert known_bug(stale, program(kind, "x0")) is None
   monkeypatch.setenv("DEV", "CPU")
-  assert known_bug(stale, program("v0")) is None
+  assert known_bug(stale, program("to", "v0")) is None
+
+
+def test_a_graph_finding_the_kernel_args_fix_removes_is_the_known_bug(monkeypatch: pytest.MonkeyPatch) -> None:
+  """graph-kernel-args-shifted is told by its mechanism: rerun with tinygrad's graph runners patched to give each kernel
+  the buffers its program takes, the finding is gone. A finding the fix leaves is no known bug, nor one off the AMD GPU."""
+  from fuzz.gen.program import Leaf, Op, Program
+  from fuzz.known.bugs import known_bug
+  from oracle.compare import Verdict
+  from oracle.findings import Finding
+  from planner import tg
+  program = Program(params=(), inputs=(Leaf("x0", (4,), seed=1),), state=(), backward=(), returns="v1",
+                    body=(Op("realize", ("x0",), "v0"), Op("sub", ("x0", "v0"), "v1")))
+  wrong = Finding("wrong-values", "ret", 1, "capture").blamed("graph")
+  def rerun(fixed: bool):
+    return lambda variant, patch=None: Verdict() if fixed and patch is tg.graph_kernel_args_by_program else Verdict(findings=[wrong])
+  monkeypatch.setenv("DEV", "MOCKKFD+AMD")
+  assert known_bug(wrong, program, rerun(True)).name == "graph-kernel-args-shifted"
+  assert known_bug(wrong, program, rerun(False)) is None
+  monkeypatch.setenv("DEV", "CPU")
+  assert known_bug(wrong, program, rerun(True)) is None

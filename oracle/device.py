@@ -39,7 +39,7 @@ def mock_root(env: dict[str, str] | None = None) -> Path | None:
   else the unmodified copy in ../shared/tinygrad-mockgpu; None when neither has them."""
   repo = _env(env).get("TINYGRAD_REPO")
   for root in ([Path(repo)] if repo else []) + [SHARED_MOCK]:
-    if (root / "test" / "mockgpu" / "mockgpu.py").is_file(): return root.resolve()
+    if _has_mock(root): return root.resolve()
   return None
 
 
@@ -50,13 +50,32 @@ def emulated_environment(*paths: str) -> dict[str, str] | None:
   return {"DEV": "MOCKKFD+AMD", "PYTHONPATH": os.pathsep.join([str(root), *paths])}
 
 
+def emulated_process(*paths: str) -> tuple[dict[str, str] | None, str]:
+  """This process's environment for a subprocess on tinygrad's emulated AMD GPU (`paths` after the mock files on its
+  import path), or None and the reason it cannot run one here."""
+  if (emulated_env := emulated_environment(*paths)) is None:
+    return None, "tinygrad's mock GPU files were not found (set TINYGRAD_REPO, or provide ../shared/tinygrad-mockgpu)"
+  env = dict(os.environ) | emulated_env
+  if (fix := missing_compiler(env)) is not None: return None, fix
+  return env, ""
+
+
+def _mock_importable(env: dict[str, str] | None) -> bool:
+  """Whether a process with `env` imports tinygrad's mock driver: from this process's path, or from its PYTHONPATH."""
+  paths = [p for p in (_env(env).get("PYTHONPATH") or "").split(os.pathsep) if p]
+  return importlib.util.find_spec("test.mockgpu") is not None or any(_has_mock(Path(p)) for p in paths)
+
+
+def _has_mock(root: Path) -> bool: return (root / "test" / "mockgpu" / "mockgpu.py").is_file()
+
+
 def missing_compiler(env: dict[str, str] | None = None) -> str | None:
   """The fix to print when the device tinygrad will use cannot compile or run kernels here, else None."""
   kind = device_kind(env)
   if kind == "CPU" or emulated(env):  # the emulator runs each instruction as a kernel on the CPU device
     if shutil.which("clang") is None: return CLANG_FIX
   if not emulated(env): return None
-  if importlib.util.find_spec("test.mockgpu") is None:
+  if not _mock_importable(env):
     fix = f"run with PYTHONPATH={where} (or `make fuzz-gpu`)" if (where := mock_root(env)) else \
       "clone tinygrad and set TINYGRAD_REPO to it, or provide ../shared/tinygrad-mockgpu, then run `make fuzz-gpu`"
     return f"DEV={_env(env).get('DEV')} emulates a GPU with tinygrad's mock driver (test/mockgpu/), " \

@@ -623,3 +623,24 @@ INPUT_ADDRESS = re.compile(r"inp_(\d+)_(\d+)$")  # HCQGraph's name for input `i`
 def input_addresses(var_vals: dict[str, int]) -> dict[tuple[int, int], str]:
   """(input slot, device index) -> the name of the queue value holding that input's address on that device."""
   return {(int(m.group(1)), int(m.group(2))): k for k in var_vals if (m := INPUT_ADDRESS.match(k))}
+
+
+@contextlib.contextmanager
+def graph_kernel_args_by_program() -> Iterator[None]:
+  """While active, graph runners give each kernel the buffers its program takes, as eager runs do (`Program.globals`,
+  the call's arguments it reads), with input addresses patched at those positions. tinygrad 0.14.0's `GraphRunner`
+  gives a kernel every argument of its call instead, so a kernel whose code dropped a read (`x - (x + y)` is `-y`) gets
+  its buffers shifted: the known bug graph-kernel-args-shifted, told apart by rerunning a finding with this fix."""
+  require()
+  runner = _tg["GraphRunner"]
+  real = runner.__init__
+
+  def init(self: Any, linear: Any, input_uops: tuple = ()) -> None:
+    real(self, linear, input_uops)
+    for j, (dev_idx, prg, bufs, dev_vars) in enumerate(self.calls):
+      if prg.op is not Ops.PROGRAM or list(taken := prg.arg.globals) == list(range(len(bufs))): continue
+      self.calls[j] = (dev_idx, prg, [bufs[i] for i in taken], dev_vars)
+      self.uop_replace[j] = [(taken.index(pos), slot) for pos, slot in self.uop_replace[j] if pos in taken]
+  runner.__init__ = init
+  try: yield
+  finally: runner.__init__ = real

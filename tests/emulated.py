@@ -5,28 +5,22 @@ HCQGraph included, on the CPU; a test that needs it runs it in a subprocess, sin
 """
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from oracle.device import emulated_environment, missing_compiler
+from oracle.device import emulated_process
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def emulated_env() -> dict[str, str]:
   """The environment of a planfuzz subprocess on the emulated GPU; the test is skipped, saying why, without one."""
-  if (emulated := emulated_environment(str(ROOT))) is None:
-    pytest.skip("tinygrad's mock GPU files were not found (set TINYGRAD_REPO, or provide ../shared/tinygrad-mockgpu): "
-                "the emulated-GPU checks did not run")
-  env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}  # a session of its own, not an xdist worker's
-  env |= emulated
-  if (fix := missing_compiler(env | {"PYTHONPATH": ""})) is not None and "mock driver" not in fix:
-    pytest.skip(f"the emulated-GPU checks did not run: {fix}")
-  return env
+  env, why = emulated_process(str(ROOT))
+  if env is None: pytest.skip(f"the emulated-GPU checks did not run: {why}")
+  return {k: v for k, v in env.items() if not k.startswith("PYTEST_")}  # a session of its own, not an xdist worker's
 
 
 def run_emulated(args: list[str], timeout: float) -> subprocess.CompletedProcess:

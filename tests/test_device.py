@@ -1,4 +1,5 @@
 """A missing clang is named with its fix before any tinygrad traceback."""
+import os
 from pathlib import Path
 
 import pytest
@@ -50,3 +51,20 @@ def test_an_emulator_failure_is_a_rejection_of_its_own_in_any_run() -> None:
   from oracle.compare import rejection
   assert rejection(RuntimeError("[emu] Failed to compile v_exp_f16_e32")).startswith("emulator: RuntimeError")
   assert rejection(ValueError("cycle detected in assign graph")).startswith("eager: ValueError")
+
+
+def test_an_emulated_subprocess_gets_its_environment_or_the_reason(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+  """One answer for every test that starts a process on the emulated GPU: its environment, or why there is none."""
+  monkeypatch.setattr(device, "SHARED_MOCK", tmp_path)
+  monkeypatch.delenv("TINYGRAD_REPO", raising=False)
+  env, why = device.emulated_process("/extra")
+  assert env is None and "mock GPU files were not found" in why
+  (tmp_path / "test" / "mockgpu").mkdir(parents=True)
+  (tmp_path / "test" / "mockgpu" / "mockgpu.py").touch()
+  monkeypatch.setattr(device.ctypes.util, "find_library", lambda name: None)
+  env, why = device.emulated_process("/extra")
+  assert env is None and "libllvm19" in why  # the mock files are on the subprocess's path: what it lacks is libLLVM
+  monkeypatch.setattr(device.ctypes.util, "find_library", lambda name: "libLLVM-19.so")
+  env, why = device.emulated_process("/extra")
+  assert env is not None and why == ""
+  assert env["DEV"] == "MOCKKFD+AMD" and env["PYTHONPATH"] == f"{tmp_path.resolve()}{os.pathsep}/extra"

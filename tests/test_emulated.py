@@ -59,3 +59,25 @@ def test_pytest_fuzz_stops_when_its_device_stopped_working(tmp_path, monkeypatch
   assert out.returncode == 2, out.stdout[-3000:] + out.stderr[-2000:]
   assert "its emulated device stopped working" in out.stdout + out.stderr and "planfuzz run" in out.stdout + out.stderr, out.stdout[-2000:]
   assert len(pids.read_text().split()) == 1  # no example ran after the one that broke it
+
+
+KERNEL_DROPS_A_READ = """
+from fuzz.campaign.example import run_example
+from fuzz.gen.program import Leaf, Op, Program
+from oracle.targets import Target
+body = (Op("scale", ("x0", 2.0), "v0"), Op("realize", ("v0",), "v1"), Op("add", ("x0", "v1"), "v2"),
+        Op("sub", ("x0", "v2"), "v3"))
+program = Program(params=(), inputs=(Leaf("x0", (4,), seed=1),), state=(), backward=(), returns="v3", body=body)
+for target in ("tinyjit", "planner"):
+  out = run_example(program, Target(target), 4, "fresh")
+  print(target, sorted({name for name, _ in out.known}), len(out.findings), len(out.graphs))
+"""
+
+
+def test_a_kernel_given_shifted_buffers_by_the_graph_is_told_by_its_fix() -> None:
+  """`x0 - (x0 + v1)` compiles to a kernel that reads only v1; graphed, it is given x0 there (graph-kernel-args-shifted,
+  a real HCQGraph bug). Both targets find it and class it as that known bug: with the fix patched in, the rerun agrees."""
+  out = run_emulated(["-c", KERNEL_DROPS_A_READ], timeout=600)
+  assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+  assert out.stdout.split("\n")[-3:-1] == ["tinyjit ['graph-kernel-args-shifted'] 0 1",
+                                           "planner ['graph-kernel-args-shifted'] 0 1"], out.stdout[-2000:]

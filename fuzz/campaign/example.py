@@ -6,6 +6,7 @@ graph batches its census counts (fuzz/campaign/outcome.py).
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable
 from dataclasses import replace
@@ -58,7 +59,9 @@ def _judged(program: Program, target: Target, calls: int, mode: str, attribute: 
   if target.kind == "static":
     from oracle.static import check_static  # needs planfuzz's planner, so a supported tinygrad
     return without_known(settle(blame_static(check_static(factory, target, on_plan))), program)
-  rerun = functools.cache(lambda variant: _outcome(variant, target, calls, mode, True, None, False))  # once per variant
+  @functools.cache  # once per variant and patch
+  def rerun(variant: Program, patch: Callable[[], contextlib.AbstractContextManager] | None = None) -> Outcome:
+    with (patch or contextlib.nullcontext)(): return _outcome(variant, target, calls, mode, True, None, False)
   with tg.spy_graphs() as graphs:
     judged = judge_program(factory, target, calls, mode, ref=references.reference_of(program, mode, calls), on_plan=on_plan)
   references.keep(program, mode, calls, judged.ref)

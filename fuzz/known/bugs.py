@@ -28,6 +28,10 @@ PRUNE_SPLIT = "invariant:prune-split"
 CPU_ONLY = ("CPU",)
 VIEWS = tuple(k for k in MOVEMENT if k != "contiguous")  # ops whose result is a view of their operand's buffer
 
+# (a fuzz Program, a patch of tinygrad active while it runs or None) -> its Verdict, under the finding's target, mode
+# and calls
+Rerun = Callable[..., Any]
+
 
 @dataclass(frozen=True)
 class KnownBug:
@@ -39,13 +43,11 @@ class KnownBug:
   matches: Callable[[Finding], bool]  # after blame, with the stage: the findings this bug explains
   applies: Callable[[Any], bool] = lambda program: True  # the fuzz program (None: not known) and process it can happen in
   # after blame, for findings `matches` does not take: (finding, program, rerun) -> whether a rerun of a variant of the
-  # program shows this bug's mechanism; `rerun` judges a program as the finding's was judged
-  shows_mechanism: Callable[[Finding, Any, Callable[[Any], Any] | None], bool] | None = None
+  # program, or of the program with tinygrad patched, shows this bug's mechanism
+  shows_mechanism: Callable[[Finding, Any, Rerun | None], bool] | None = None
   devices: tuple[str, ...] = ()  # the device kinds it is known on (CPU: a bug of the CPU device or its compiler); () any
   also_blamed: tuple[str, ...] = ()  # other stages its findings are blamed on where a device presents it differently
 
-
-Rerun = Callable[[Any], Any]  # a fuzz Program -> its Verdict, under the finding's target, mode and calls
 
 
 def _frozen_lazy_escape(f: Finding) -> bool:
@@ -96,6 +98,14 @@ def _stale_value(f: Finding) -> bool:
   return f.kind == STALE and not f.details.get("lazy_at_capture")
 
 
+def _gone_with_kernel_args_by_program(f: Finding, program: Any, rerun: Rerun | None) -> bool:
+  """The mechanism of graph-kernel-args-shifted: the difference vanishes when the graph runners give each kernel the
+  buffers its program takes (the fix, patched in for the rerun)."""
+  if rerun is None or program is None: return False
+  again = rerun(program, tg.graph_kernel_args_by_program)
+  return again.rejected is None and not any(g.subject == f.subject for g in again.findings)
+
+
 def _assigned_input(f: Finding) -> bool:
   """A wrong value on an explicit input (named x0, x1, ...): only a step that assigns one observes it."""
   return f.kind in VALUE_KINDS and role(f.subject) == "input"
@@ -105,14 +115,15 @@ def _hcq_multi_device_assert(f: Finding) -> bool:
   return f.kind == JIT_ERROR and "must be BUFFER Ops.PARAM" in str(f.details.get("error", ""))
 
 
-def _copies_an_input_view(program: Any) -> bool:
-  """A fuzz program that copies a view of an explicit input to another device (`.to`, `.shard`; None: it may)."""
+def _reads_an_input_view(program: Any) -> bool:
+  """A fuzz program that makes a view of an explicit input its own buffer, or copies it to another device
+  (`.contiguous()`, `.to`, `.shard` of a view; None: it may)."""
   if program is None: return True
   made, inputs = {op.out: op for op in program.body}, {x.name for x in program.inputs}
   def input_view(name: str, viewed: bool) -> bool:
     if name in inputs: return viewed
     return (op := made.get(name)) is not None and op.kind in VIEWS and input_view(op.args[0], True)
-  return any(op.kind in ("to", "shard") and input_view(op.args[0], False) for op in program.body)
+  return any(op.kind in ("contiguous", "to", "shard") and input_view(op.args[0], False) for op in program.body)
 
 
 def _sharded(program: Any) -> bool:
@@ -157,12 +168,19 @@ KNOWN_BUGS: tuple[KnownBug, ...] = (
            KNOWN_DIR / "hcq2_fed_back_output_read_stale.py", _settled_value, "capture", _stale_value,
            lambda program: getattr(program, "feedback", None) is not None and bool(tg.environment_knobs().get("HCQ2")),
            shows_mechanism=_gone_without_feedback, devices=CPU_ONLY),
-  KnownBug("graph-copy-of-input-view-stale",
-           "with graphs (HCQGraph), a copy of a view of a step's input to another device (`x[1:5].to(\"AMD:1\")`, or a "
-           "shard of it) keeps reading the capture call's input: given a new input tensor each call, every replay "
-           "returns the capture call's values (right with JIT=2, and without the view); found on the emulated AMD GPU",
-           KNOWN_DIR / "graph_copy_of_input_view_stale.py", lambda f: f.kind in VALUE_KINDS, "graph",
-           lambda f: f.kind in VALUE_KINDS, _copies_an_input_view, devices=("AMD",)),
+  KnownBug("graph-input-view-stale",
+           "with graphs (HCQGraph), a graphed call that reads a view of a step's input as a buffer (a kernel reading "
+           "`x[1:5].contiguous()`, a copy `x[1:5].to(\"AMD:1\")`, a shard of it) keeps the capture call's view: given a new "
+           "input tensor each call, replays read the capture call's input there (right with JIT=2, and without the "
+           "view); found on the emulated AMD GPU", KNOWN_DIR / "graph_input_view_stale.py",
+           lambda f: f.kind in VALUE_KINDS, "graph", lambda f: f.kind in VALUE_KINDS, _reads_an_input_view,
+           devices=("AMD",)),
+  KnownBug("graph-kernel-args-shifted",
+           "with graphs (GraphRunner, HCQGraph), a kernel whose code dropped a read of one of its buffers (`x - (x + y)` "
+           "is `-y`) is given every argument of its call instead of those its program takes (`Program.globals`): it "
+           "reads the wrong buffers, from the capture call on (right with JIT=2); found on the emulated AMD GPU",
+           KNOWN_DIR / "graph_kernel_args_shifted.py", lambda f: f.kind in VALUE_KINDS, "graph", lambda f: False,
+           shows_mechanism=_gone_with_kernel_args_by_program, devices=("AMD",)),
 )
 
 
