@@ -8,9 +8,7 @@ from tinygrad import Context, Device, Tensor
 
 def param(array):
   """A parameter leaf: tinygrad before 0.14 fills .grad only for tensors made with requires_grad=True; 0.14 dropped it."""
-  try: return Tensor(array, requires_grad=True)
-  except TypeError: pass  # not `return Tensor(array)` here: an error tinygrad raises and keeps inside it would chain
-  return Tensor(array)    # this one, whose traceback holds the caller's frame and every tensor in it
+  return Tensor(array, requires_grad=True) if "requires_grad" in Tensor.__init__.__code__.co_varnames else Tensor(array)
 
 
 def training():

@@ -49,10 +49,8 @@ def same(g, w, rtol, atol):
 '''
 REFILL = '''
 def tensor(kept, i, a):  # input i: the first call's tensor, refilled in place by every later call (same-buffer)
-  t = {make}
-  if i not in kept: kept[i] = t.realize()
-  else: kept[i].assign(t).realize()
-  return kept[i]
+  if i in kept: return kept[i].assign({make}).realize()
+  return kept.setdefault(i, {made}.realize())
 '''
 TINYJIT_DECORATOR = ["try: decorate = TinyJit(prune=prune)",
                      "except TypeError: decorate = lambda f: TinyJit(f, prune=prune)  # before 0.14"]
@@ -116,9 +114,9 @@ def compare_script(program: Program, target: Target, mode: str, calls: int, chec
   knobs = {k: v for k, v in target.context.items() if k not in env}
   phases = ", ".join(f"{k} {schedule.phase(k)}" for k in range(calls))
   head = ["#!/usr/bin/env python3", f'"""planfuzz repro: {target.describe()}, inputs {mode}; calls {phases}.',
-          "Every observable is read after each call, under the JIT and with the step run eagerly (the reference); each value",
-          "in CHECKS (observable, after call, reference's call, rtol, atol) is compared as planfuzz's oracle compared it.",
-          'Exit status 1: the JIT differs (reproduced); 0: it agrees."""', *(f"# finding: {line}" for line in about.splitlines())]
+          "Each value in CHECKS (observable, after call, reference's call, rtol, atol) is compared as planfuzz's oracle did,",
+          'with the step run eagerly as the reference. Exit status 1: the JIT differs (reproduced); 0: it agrees."""',
+          *(f"# finding: {line}" for line in about.splitlines())]
   if env: head += ["import os", f"os.environ.update({ {k: str(v) for k, v in env.items()} !r})  # read by tinygrad once per process"]
   head += ["import sys", "", "import numpy as np", f"from tinygrad import Context, Tensor, TinyJit{', nn' if optimizer(program) else ''}",
            "from tinygrad.nn.state import get_parameters"]
@@ -135,7 +133,7 @@ def compare_script(program: Program, target: Target, mode: str, calls: int, chec
           "sys.exit(1 if bad else 0)"]
   parts = [head, [helpers(program) + "\n".join(build_lines(program))], method_lines(target, program) if program.method else [],
            static_lines(program, mode, calls) if static else [], [run_source(program, target, mode, calls)], [SAME.strip()], tail]
-  return "\n\n\n".join("\n".join(p).strip("\n") for p in parts if p) + "\n"
+  return "\n\n".join("\n".join(p).strip("\n") for p in parts if p) + "\n"
 
 
 def checks_lines(checks: Sequence[Expected]) -> list[str]:
@@ -189,7 +187,8 @@ def run_source(program: Program, target: Target, mode: str, calls: int) -> str:
     lines.append(f"    if jit and k == {program.reset}: step.reset()  # jit.reset(): this call runs eagerly, the next captures anew")
   make = "a.to_tensor() if isinstance(a, Sharded) else Tensor(a)" if shard else "Tensor(a)"
   arrays = "(np.ndarray, Sharded)" if shard else "np.ndarray"
-  tensor = f"({make}).realize()" if mode == FRESH else "tensor(kept, i, a)"
+  made = f"({make})" if shard else make
+  tensor = f"{made}.realize()" if mode == FRESH else "tensor(kept, i, a)"
   lines += [f"    args = [{tensor} if isinstance(a, {arrays}) else a for i, a in enumerate(inputs(k, ret))]",
             "    ret = step(*args)",
             "    if not jit: Tensor.realize(*get_parameters(ret))  # TinyJit realizes what a call returns together"]
@@ -198,10 +197,10 @@ def run_source(program: Program, target: Target, mode: str, calls: int) -> str:
     lines += eval_call(program, calls)
     named["eval"] = "ev"
   named_text = "{" + ", ".join(f"{p!r}: {e}" for p, e in named.items()) + "} | observe()"
-  lines += ["    # each observable read alone, in the oracle's order",
-            f"    seen.append({{p: t.numpy().copy() for p, t in ({named_text}).items() if isinstance(t, Tensor)}})",
+  lines += [f"    seen.append({{p: t.numpy().copy() for p, t in ({named_text}).items() if isinstance(t, Tensor)}})"
+            "  # each read alone, in the oracle's order",
             "  return seen"]
-  refill = "" if mode == FRESH else REFILL.format(make=make).strip("\n") + "\n\n\n"
+  refill = "" if mode == FRESH else REFILL.format(make=make, made=made).strip("\n") + "\n\n"
   return refill + "\n".join(lines)
 
 
@@ -221,7 +220,7 @@ def helpers(program: Program) -> str:
   used = ([param] if program.params else []) + ([training] if optimizer(program) else [])
   used += [Sharded] if any(x.shard for x in program.inputs) else []
   used += [second_device] if any(op.kind == "to" for op in program.body) or sharded(program) else []
-  return "".join(src + "\n\n\n" for src in [data_source(program), *map(pasted, used)])
+  return "".join(src + "\n\n" for src in [data_source(program), *map(pasted, used)])
 
 
 def data_source(program: Program) -> str:
