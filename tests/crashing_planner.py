@@ -1,4 +1,5 @@
 """Planner plugins for the worker-process tests of `planfuzz run`: most take the process down on purpose."""
+import atexit
 import os
 import time
 from typing import Any
@@ -23,9 +24,11 @@ def emulator_fails(linear: Any, held: set) -> Any:
 
 def breaks_device(linear: Any, held: set) -> Any:
   """Fails as a hung emulated queue does, and leaves every later read in its process failing the same way (a broken
-  device), noting the process it ran in (the file PLANFUZZ_TEST_PIDS names)."""
+  device), noting the process it ran in (the file PLANFUZZ_TEST_PIDS names), and, at that process's exit, whether its
+  finalizers ran (tinygrad's would wait on the broken device)."""
   from tinygrad import Tensor
   with open(os.environ["PLANFUZZ_TEST_PIDS"], "a") as f: f.write(f"{os.getpid()}\n")
+  atexit.register(lambda: open(os.environ["PLANFUZZ_TEST_PIDS"], "a").write(f"finalized-{os.getpid()}\n"))
   def hung(*args: Any, **kwargs: Any) -> Any: raise RuntimeError("Wait timeout: 30000 ms! (simulated)")
   Tensor.numpy = hung
   hung()

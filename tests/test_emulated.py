@@ -24,7 +24,8 @@ def test_an_emulated_campaign_replays_graphs_and_finds_nothing(tmp_path) -> None
 def test_a_worker_whose_device_stopped_working_is_retired(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
   """After an example that raised, the emulated device is probed; one that fails the probe retires its worker, so each
   example here runs in a process of its own and none is judged on a broken device (a seed-20261205 campaign judged 416
-  examples on a hung one, and shrank a bug there, before this)."""
+  examples on a hung one, and shrank a bug there, before this). A retired worker exits without running its finalizers:
+  tinygrad's wait on the broken device (30 s each) and print its hang report."""
   pids = tmp_path / "pids"
   monkeypatch.setenv("PLANFUZZ_TEST_PIDS", str(pids))
   out = run_emulated(["-m", "fuzz.campaign.cli", "run", "--planner", "tests.crashing_planner:breaks_device", "--examples", "3",
@@ -32,7 +33,7 @@ def test_a_worker_whose_device_stopped_working_is_retired(tmp_path, monkeypatch:
                       "--repro-dir", str(tmp_path / "repros")], timeout=600)
   assert "3 examples in" in out.stdout and "x error" not in out.stdout, out.stdout[-3000:] + out.stderr[-2000:]
   seen = pids.read_text().split()
-  assert len(seen) == 3 and len(set(seen)) == 3, seen
+  assert len(seen) == 3 and len(set(seen)) == 3, seen  # no "finalized-<pid>": no retired worker ran its finalizers
 
 
 @pytest.mark.slow

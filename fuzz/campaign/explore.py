@@ -137,8 +137,9 @@ class Explorer:
       _found(sig)
 
 
-def explore(job: Job, send: Callable[[Message], None]) -> None:
-  """Hypothesis runs over `job`'s share, reporting every program before and after it runs.
+def explore(job: Job, send: Callable[[Message], None]) -> str | None:
+  """Hypothesis runs over `job`'s share, reporting every program before and after it runs; why the worker retired
+  early, or None.
 
   A run ends at a new bug (once shrunk: Hypothesis saves it) or after RUN_EXAMPLES (so a time budget ends within a
   few draws: past the budget, examples are only drawn, in milliseconds, never run). Each run starts again from
@@ -160,7 +161,10 @@ def explore(job: Job, send: Callable[[Message], None]) -> None:
     except _Retire as r: retired = r
     if (shrunk := ex.shrinking) is not None and shrunk.claimed:
       send(ShrinkStep(job.worker, shrunk.sig, done=True, steps=shrunk.steps, seconds=shrunk.seconds()))
-    if retired is not None: return send(Retired(job.worker, str(retired)))
+    if retired is not None:
+      send(Retired(job.worker, str(retired)))
+      return str(retired)
     if ex.done == before: break  # Hypothesis had nothing new left to draw
     run_index += 1
   send(Exited(job.worker))
+  return None

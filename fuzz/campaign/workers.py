@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import multiprocessing.connection
+import os
 import signal
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -42,8 +44,12 @@ def _worker(job: Job, conn: Any) -> None:
   in the middle of an example still leaves its 'start' for the parent to read. Ctrl-C is the parent's to handle: it
   stops the pool and reports what the workers finished."""
   signal.signal(signal.SIGINT, signal.SIG_IGN)
-  with planted(job.graph_mutant): explore(job, conn.send)
+  with planted(job.graph_mutant): retired = explore(job, conn.send)
   conn.close()
+  if retired is not None:  # its device may be broken: tinygrad's finalizers would wait on it at exit and print its hang
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def _death(exitcode: int | None) -> str:
