@@ -87,6 +87,8 @@ def test_the_progress_line_counts_rejections_and_new_bugs_apart(capsys: pytest.C
   stats.record(Outcome.of(Verdict()), 0.1)
   Progress(10).show(stats, final=True)
   assert "planfuzz: 3/10 examples, 1 rejected, 1 new bug, 0 known, " in capsys.readouterr().err
+  Progress(10, earlier=300.0).show(stats, final=True)  # resumed: the 3 examples took the earlier run's 300 s too
+  assert capsys.readouterr().err.strip().endswith("0.01/s, 300s")
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])

@@ -42,10 +42,11 @@ def check_options(args: argparse.Namespace) -> None:
 
 
 class Progress:
-  """One line on stderr: rewritten in place on a terminal, a new line every few seconds elsewhere (CI logs)."""
+  """One line on stderr: rewritten in place on a terminal, a new line every few seconds elsewhere (CI logs). A resumed
+  campaign's counts include its earlier runs, so its seconds and rate do too (`earlier`: their seconds)."""
 
-  def __init__(self, total: int | None) -> None:
-    self.total, self.start, self.last = total, time.perf_counter(), 0.0
+  def __init__(self, total: int | None, earlier: float = 0.0) -> None:
+    self.total, self.start, self.last = total, time.perf_counter() - earlier, 0.0
     self.tty = sys.stderr.isatty()
 
   def show(self, stats: Stats, final: bool = False) -> None:
@@ -84,7 +85,7 @@ def run(args: argparse.Namespace, target: Target) -> int:
   carried = resume.load(repro_dir, command)
   jobs, calls = jobs_for(args, target, carried), args.replays + 2
   triage = Triage(target, calls, repro_dir, len(jobs), Device.DEFAULT)
-  progress, saver = Progress(args.examples), resume.Saver(repro_dir, command, carried)
+  progress, saver = Progress(args.examples, carried.seconds if carried else 0.0), resume.Saver(repro_dir, command, carried)
   before = (carried.stats.examples, len(carried.stats.bugs.bugs)) if carried else (0, 0)
   if carried is not None: triage.stats = carried.stats
 
