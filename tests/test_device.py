@@ -39,6 +39,17 @@ def test_an_error_inside_the_emulator_is_told_by_its_chain() -> None:
   assert device.emulator_failure(outer) and not device.emulator_failure(ValueError("no")) and not device.emulator_failure(None)
 
 
+def test_a_hang_is_the_emulators_only_on_an_emulated_device(monkeypatch: pytest.MonkeyPatch) -> None:
+  """A queue that never finished: the emulator's on the emulated GPU (its queues hang now and then), a finding on a
+  real one."""
+  hang = RuntimeError("Wait timeout: 30000 ms! (the signal is not set to 51546, but 51545)")
+  from oracle.compare import rejection
+  monkeypatch.setenv("DEV", "MOCKKFD+AMD")
+  assert device.emulator_failure(hang) and rejection(hang).startswith("emulator: RuntimeError: Wait timeout")
+  monkeypatch.setenv("DEV", "AMD")
+  assert not device.emulator_failure(hang)
+
+
 def test_a_tinygrad_checkout_named_by_tinygrad_repo_comes_first(tmp_path: Path) -> None:
   """As tinygrad's own CI has the mock driver: in its checkout's test/mockgpu/."""
   assert device.mock_root({"TINYGRAD_REPO": str(tmp_path)}) != tmp_path

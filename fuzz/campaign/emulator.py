@@ -61,7 +61,7 @@ def _untrack_freed(amd: Any) -> None:
 def unusable_after(outcome: Outcome) -> str | None:
   """Why this process's emulated device can run no further example after `outcome` (None: it still can). A program
   with an instruction the emulator cannot run leaves it in an error state; so may any program that raised."""
-  if (outcome.rejected or "").startswith(EMULATOR): return "its emulated device met an instruction it cannot run"
+  if (outcome.rejected or "").startswith(EMULATOR): return f"its emulated device stopped working ({outcome.rejected[:160]})"
   if outcome.raised and device_broken(): return "its emulated device stopped working"
   return None
 
