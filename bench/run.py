@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 from fuzz.campaign.limits import rss_mb  # noqa: E402
 from fuzz.campaign.run import run_campaign  # noqa: E402
-from oracle.device import emulated_environment  # noqa: E402
+from oracle.device import emulated_process  # noqa: E402
 from oracle.targets import Target  # noqa: E402
 from planner.graph_mutants import GRAPH_MUTANTS  # noqa: E402
 from planner.mutants import MUTANTS  # noqa: E402
@@ -42,8 +42,8 @@ GRAPH_MUTANT_BUDGET = 150  # examples a fixed-seed emulated campaign gets to kil
 
 def emulated_env() -> dict[str, str]:
   """What a subprocess needs to run on tinygrad's emulated AMD GPU (the mock files on its path)."""
-  if (env := emulated_environment(str(ROOT))) is None:
-    raise SystemExit("--emulated: tinygrad's mock GPU files were not found (see `make fuzz-gpu`)")
+  env, why = emulated_process(str(ROOT))
+  if env is None: raise SystemExit(f"--emulated: {why} (see `make fuzz-gpu`)")
   return env
 
 

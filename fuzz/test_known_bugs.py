@@ -120,7 +120,8 @@ def test_a_graphed_read_of_an_input_view_is_the_known_bug_on_amd(monkeypatch: py
 
 def test_a_graph_finding_the_kernel_args_fix_removes_is_the_known_bug(monkeypatch: pytest.MonkeyPatch) -> None:
   """graph-kernel-args-shifted is told by its mechanism: rerun with tinygrad's graph runners patched to give each kernel
-  the buffers its program takes, the finding is gone. A finding the fix leaves is no known bug, nor one off the AMD GPU."""
+  the buffers its program takes, the finding is gone. A finding the fix leaves is no known bug, nor one on a device
+  without graphs, nor one where tinygrad's internals are unsupported (there is no fix to rerun with)."""
   from fuzz.gen.program import Leaf, Op, Program
   from fuzz.known.bugs import known_bug
   from oracle.compare import Verdict
@@ -134,5 +135,8 @@ def test_a_graph_finding_the_kernel_args_fix_removes_is_the_known_bug(monkeypatc
   monkeypatch.setenv("DEV", "MOCKKFD+AMD")
   assert known_bug(wrong, program, rerun(True)).name == "graph-kernel-args-shifted"
   assert known_bug(wrong, program, rerun(False)) is None
+  with monkeypatch.context() as unsupported:
+    unsupported.setattr(tg, "MISSING", ["GraphRunner"])
+    assert known_bug(wrong, program, rerun(True)) is None
   monkeypatch.setenv("DEV", "CPU")
   assert known_bug(wrong, program, rerun(True)) is None

@@ -68,13 +68,17 @@ def _lazy_escape(f: Finding) -> bool:
   return f.kind in VALUE_KINDS and bool(f.details.get("lazy_at_capture")) and role(f.subject) != "input"
 
 
+def _gone(f: Finding, again: Any) -> bool:
+  """Whether the rerun `again` (a Verdict) ran and no longer shows `f`'s observable: a mechanism shown."""
+  return again.rejected is None and not any(g.subject == f.subject for g in again.findings)
+
+
 def _gone_when_realized_in_step(f: Finding, program: Any, rerun: Rerun | None) -> bool:
   """The mechanism of lazy-escape-frozen-on-read and jit-input-assign-dropped: the difference vanishes when the step
   realizes its grads, kept tensors and input assign itself (nothing is left lazy for a first read to freeze, and the
   capture schedules the assign)."""
   if rerun is None or program is None or getattr(program, "realize_escapes", True): return False
-  again = rerun(replace(program, realize_escapes=True))
-  return again.rejected is None and not any(g.subject == f.subject for g in again.findings)
+  return _gone(f, rerun(replace(program, realize_escapes=True)))
 
 
 def _returned_variable_escape(f: Finding) -> bool:
@@ -92,8 +96,7 @@ def _gone_without_feedback(f: Finding, program: Any, rerun: Rerun | None) -> boo
   """The mechanism of hcq2-fed-back-output-read-stale: the difference vanishes when the step is given fresh data in
   place of its own output (the stale read mixes with live data downstream, so it need not show as stale)."""
   if rerun is None or program is None or getattr(program, "feedback", None) is None: return False
-  again = rerun(replace(program, feedback=None))
-  return again.rejected is None and not any(g.subject == f.subject for g in again.findings)
+  return _gone(f, rerun(replace(program, feedback=None)))
 
 
 def _stale_value(f: Finding) -> bool:
@@ -103,10 +106,9 @@ def _stale_value(f: Finding) -> bool:
 
 def _gone_with_kernel_args_by_program(f: Finding, program: Any, rerun: Rerun | None) -> bool:
   """The mechanism of graph-kernel-args-shifted: the difference vanishes when the graph runners give each kernel the
-  buffers its program takes (the fix, patched in for the rerun)."""
-  if rerun is None or program is None: return False
-  again = rerun(program, tg.graph_kernel_args_by_program)
-  return again.rejected is None and not any(g.subject == f.subject for g in again.findings)
+  buffers its program takes (the fix, patched in for the rerun; not where tinygrad's internals are unsupported)."""
+  if rerun is None or program is None or tg.MISSING: return False
+  return _gone(f, rerun(program, tg.graph_kernel_args_by_program))
 
 
 def _assigned_input(f: Finding) -> bool:
