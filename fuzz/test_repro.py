@@ -79,11 +79,13 @@ def test_default_policy_repro_prints_ok(tmp_path: Path, finding: Finding) -> Non
 def test_tinyjit_repro_needs_only_tinygrad_and_is_short(tmp_path: Path, finding: Finding) -> None:
   """The script carries the oracle's decision as data, not the oracle: the full harness it replaced (which restated
   the judge's tolerances, capture schedule and frozen-value rules) was 138 lines for this finding, the first script
-  carrying the decision 89, then 77; it holds only what this program uses (no integer data, no refill in fresh mode,
+  carrying the decision 89, then 77, then 64 around a `build()`; in the short form (`fuzz.gen.inline`: the program's
+  lines inline, each input made where the call takes it) 49. It holds only what this program uses (no integer data,
   ...) and no version shim longer than its line."""
   text = to_script(LAZY_GRAD, Target("tinyjit"), SAME_BUFFER, CALLS, finding)
   assert not any(f"{how} {pkg}" in text for how in ("import", "from") for pkg in ("planner", "oracle", "fuzz"))
-  assert len(text.splitlines()) <= 64 and "def data(seed, shape, dtype):\n  rng = " in text and "if dtype" not in text
+  assert len(text.splitlines()) <= 49 and "def build" not in text
+  assert "def data(seed, shape, dtype):\n  rng = " in text and "if dtype" not in text
   assert f"CHECKS = [('p0.grad', {finding.call}, {finding.call}, 1e-05, 1e-06)]" in text
   out = run_script(tmp_path, text, "-c", NO_PLANFUZZ)
   assert out.returncode == 0 and "OK" in out.stdout, out.stdout + out.stderr
@@ -94,7 +96,7 @@ def test_a_pruned_programs_repro_prunes_as_it_ran(finding: Finding, blame: str) 
   """Whatever the finding is blamed on, the script prunes as the run did: it compares the finding's value alone, which
   prune's documented freezing of the rest leaves as it is."""
   text = to_script(replace(LAZY_GRAD, prune=True), Target("tinyjit"), SAME_BUFFER, CALLS, finding.blamed(blame))
-  assert "step = TinyJit(step, prune=True) if jit else step" in text
+  assert "step, seen = (TinyJit(step, prune=True) if jit else step), []" in text
 
 
 def test_a_pruned_steps_repro_compares_only_the_findings_observable(tmp_path: Path) -> None:
@@ -154,7 +156,7 @@ def test_the_jit_off_script_compares_each_value_with_its_own_call(tmp_path: Path
   view = Program(params=(), inputs=(Leaf("x0", (8,), seed=2),), state=(), backward=(), returns=Group("tuple", ("v0", "v1")),
                  body=(Op("reshape", ("x0", (2, 4)), "v0"), Op("scale", ("x0", 2.0), "v1")))
   text = jit_off_script(view, Target("tinyjit"), FRESH, CALLS, Finding(STALE, "ret[0]", 3, "replay 2", {COMPARED_WITH: [1, 1e-05, 1e-06]}))
-  assert "CHECKS = [('ret[0]', 3, 3, 1e-05, 1e-06)]" in text and "with Context(**{'JIT': 0}): got = run(True)" in text
+  assert "CHECKS = [('ret[0]', 3, 3, 1e-05, 1e-06)]" in text and "with Context(JIT=0): got = run(True)" in text
   out = run_script(tmp_path, text, "-c", NO_PLANFUZZ)
   assert out.returncode == 0 and "OK" in out.stdout, out.stdout + out.stderr
 

@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 from fuzz.gen.interpret import to_subject
 from fuzz.gen.printer import compare_script, is_value, to_script
-from fuzz.gen.program import Backward, Group, Leaf, Op, Program
+from fuzz.gen.program import Backward, Bound, Feedback, Group, Leaf, Op, Program
 from oracle.check import Judged, judge_program
 from oracle.compare import undefined
 from oracle.expected import Expected, expected
@@ -142,9 +142,17 @@ MIXED_ESCAPE = Program(params=(Leaf("p0", (8,), seed=1),), inputs=(Leaf("x0", (8
 INPUT_VIEW = Program(params=(), inputs=(Leaf("x0", (8,), seed=2),), state=(), backward=(), returns=Group("tuple", ("v0", "v1")),
                      body=(Op("reshape", ("x0", (2, 4)), "v0"), Op("scale", ("x0", 2.0), "v1")))
 
+# each input kind the short form makes where the call takes it: fed back from the last call, a bound Variable, sharded
+FED_BACK = Program(params=(), inputs=(Leaf("x0", (8,), seed=2),), state=(), backward=(), returns="v0",
+                   body=(Op("scale", ("x0", 0.5), "v0"),), feedback=Feedback(0, ()))
+SYMBOLIC = Program(params=(), inputs=(Leaf("x0", (8, 4), seed=2),), state=(), backward=(), returns="v0",
+                   body=(Op("symbolic_lazy", ("x0", "sum", "n"), "v0"),), variable=Bound(3, 1))
+SHARDED_INPUT = Program(params=(), inputs=(Leaf("x0", (4, 4), seed=2, shard=(2, 0)),), state=(), backward=(), returns="v1",
+                        body=(Op("scale", ("x0", 2.0), "v0"), Op("unshard", ("v0", "DEFAULT"), "v1")))
+
 
 def named_corpus() -> list[Case]:
-  from fuzz.gen.program import Feedback, StateUpdate
+  from fuzz.gen.program import StateUpdate
   from fuzz.test_repro import LAZY_GRAD
   from tests.test_campaigns import THROUGH_SECOND
   from tests.test_steps import INPUT_ASSIGN, TRAIN_EVAL
@@ -158,7 +166,8 @@ def named_corpus() -> list[Case]:
           Case("train-eval-fed-back", replace(TRAIN_EVAL, feedback=Feedback(0, ()), realize_grads=True), tinyjit, SAME_BUFFER),
           Case("input-assign", INPUT_ASSIGN, tinyjit, SAME_BUFFER), Case("pruned-state", pruned, tinyjit, SAME_BUFFER),
           Case("through-second-device", THROUGH_SECOND, tinyjit.with_knobs(JIT=2), FRESH),
-          Case("returned-input-view", INPUT_VIEW, tinyjit, FRESH)]
+          Case("returned-input-view", INPUT_VIEW, tinyjit, FRESH), Case("fed-back", FED_BACK, tinyjit, SAME_BUFFER),
+          Case("symbolic", SYMBOLIC, tinyjit, SAME_BUFFER), Case("sharded-input", SHARDED_INPUT, tinyjit, SAME_BUFFER)]
 
 
 def sampled_corpus(n: int) -> list[Case]:
@@ -185,9 +194,11 @@ def test_every_corpus_programs_script_reaches_the_oracles_verdict(tmp_path: Path
   said = {c.name: oracle_says(c.program, c.target, c.mode) for c in cases}
   judged = [c for c in cases if said[c.name] is not None]
   assert len(judged) >= len(cases) - SAMPLED // 2, {c.name for c in cases} - {c.name for c in judged}  # some draws may be invalid
-  scripts = run_scripts("corpus", Target("tinyjit"), [compare_script(c.program, c.target, c.mode, CALLS, said[c.name].checks, "")
-                                                      for c in judged], tmp_path)
+  texts = [compare_script(c.program, c.target, c.mode, CALLS, said[c.name].checks, "") for c in judged]
+  scripts = run_scripts("corpus", Target("tinyjit"), texts, tmp_path)
   for case, script in zip(judged, scripts, strict=True): agrees(said[case.name], case.target, script, case.name)
+  forms = {c.name: "def build():" in text for c, text in zip(judged, texts, strict=True)}
+  assert not forms["lazy-grad"] and not forms["sharded-input"] and forms["train-eval-method"], forms  # both forms judged
   assert any(said[c.name].wrong for c in judged) and any(x.source != x.call for c in judged for x in said[c.name].checks)
   for case in (c for c in judged if said[c.name].wrong):  # the script of a campaign's finding: its row of the decisions
     path, call = min(said[case.name].wrong, key=lambda w: (w[1], w[0]))

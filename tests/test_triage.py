@@ -179,4 +179,4 @@ def test_a_campaign_off_the_cpu_locates_its_confirmed_bug(tmp_path: Path) -> Non
   [bug] = triage.finish(confirm=True)
   assert bug.status == CONFIRMED and bug.confirm_note.endswith("; the JIT's: not with the JIT off; also on CPU"), bug.confirm_note
   [jit_off] = tmp_path.glob("bug-*.jit-off.py")
-  assert "with Context(**{'JIT': 0}): got = run(True)" in jit_off.read_text()
+  assert "with Context(JIT=0): got = run(True)" in jit_off.read_text()

@@ -18,6 +18,7 @@ from fuzz.campaign.files import atomic_write
 from fuzz.campaign.messages import Event, Result, Retired, ShrinkStep
 from fuzz.campaign.stats import Stats, reason_class
 from fuzz.gen.interpret import source
+from fuzz.gen.printer import jit_off_script, to_script
 from oracle.targets import Target
 
 
@@ -94,7 +95,6 @@ class Triage:
     return self.repro_dir / f"bug-{bug.signature.key}-{digest}"
 
   def _script(self, sample: Sample) -> str:
-    from fuzz.gen.printer import to_script
     return to_script(sample.program, under_knobs(self.target, dict(sample.knobs)), sample.mode, self.calls, sample.finding)
 
   def _write(self, bug: Bug) -> None:
@@ -103,11 +103,11 @@ class Triage:
     stem = self._stem(bug)
     text = self._script(best)
     atomic_write(Path(f"{stem}.py"), text)
-    bug.repro, bug.repro_lines = f"{stem}.py", program_lines(text)
+    bug.repro, bug.repro_lines = f"{stem}.py", size(best.program)
     unshrunk, plan, svg = Path(f"{stem}.unshrunk.py"), Path(f"{stem}.plan.json"), Path(f"{stem}.svg")
     if bug.shrunk is not None and bug.first is not None and bug.shrunk.program != bug.first.program:
-      unshrunk.write_text(first := self._script(bug.first))
-      bug.unshrunk_repro, bug.unshrunk_lines = str(unshrunk), program_lines(first)
+      unshrunk.write_text(self._script(bug.first))
+      bug.unshrunk_repro, bug.unshrunk_lines = str(unshrunk), size(bug.first.program)
     else:  # an earlier write's (or campaign's) file would describe another program
       unshrunk.unlink(missing_ok=True)
       bug.unshrunk_repro, bug.unshrunk_lines = None, 0
@@ -132,7 +132,6 @@ class Triage:
 
   def _locate(self, bug: Bug, timeout: float) -> None:
     """On a GPU or its emulator: whether the confirmed bug is the JIT's at all, and whether the CPU shows it too."""
-    from fuzz.gen.printer import jit_off_script
     assert bug.best is not None and bug.repro is not None
     best, jit_off = bug.best, Path(str(bug.repro).removesuffix(".py") + ".jit-off.py")
     jit_off.write_text(jit_off_script(best.program, under_knobs(self.target, dict(best.knobs)), best.mode, self.calls, best.finding))
@@ -151,9 +150,3 @@ class Triage:
 def size(program: Any) -> int:
   """Lines of a program's source: what "smaller" means to the reader of a repro."""
   return len(source(program).splitlines())
-
-
-def program_lines(script: str) -> int:
-  """Lines of the program in a repro script: its `build()` body, what a reader has to take in."""
-  body = script.split("def build():", 1)[-1].split("\ndef ", 1)[0]
-  return sum(1 for line in body.splitlines() if line.strip())

@@ -1,6 +1,7 @@
 """Write a program as a standalone repro script: its build lines, its calls, and what planfuzz's oracle compared.
 
-The script runs the step with the JIT and memory planner off (the reference) and under the JIT, reads every observable
+The script (in its short form, `fuzz.gen.inline`, or where the finding needs it the full harness, `fuzz.gen.harness`)
+runs the step with the JIT and memory planner off (the reference) and under the JIT, reads every observable
 after each call as the oracle does, and compares the values in its CHECKS: each with the reference's value after the
 call the oracle chose (the capture's, for what the JIT documents as frozen then) at the oracle's tolerance
 (`oracle.expected`), written in as data. It restates no rule of the judge, so the two cannot drift apart: the oracle is
@@ -12,8 +13,8 @@ A finding that is no value (an error the JIT raised, a crash, a hang) needs noth
 does a program with no finding recorded (pytest's in-flight file, written before the example runs, which must not run
 it): its script runs the calls, so a crash shows. The planner target's script also runs planfuzz's own plan checks
 (`static_findings`) where the finding is one or none is recorded. tests/test_repro_verdicts.py shows a script written
-with every value the oracle compared reaches the oracle's verdict. A script holds only what its program uses: no
-integer data where every leaf is a float, no refill in fresh mode, no helper's docstring. `jit_off_script` writes a
+with every value the oracle compared reaches the oracle's verdict, in either form. A script holds only what its
+program uses: no integer data where every leaf is a float, no helper's docstring. `jit_off_script` writes a
 finding's repro with TinyJit off, which a campaign off the CPU runs to tell the device's bugs from the JIT's.
 
 For the `tinyjit` target a script needs only tinygrad and numpy: it is meant to be pasted into a tinygrad bug report.
@@ -29,15 +30,17 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
+from fuzz.gen import inline
 from fuzz.gen.compat import Sharded, param, second_device, training
+from fuzz.gen.harness import method_lines, run_source, static_lines
 from fuzz.gen.interpret import data, to_subject
-from fuzz.gen.program import OPTIMIZERS, Program, returned_paths
+from fuzz.gen.program import OPTIMIZERS, Program
 from fuzz.gen.render import build_lines, sharded
 from oracle.check import judge_program
 from oracle.compare import COMPARED_WITH
 from oracle.expected import Expected, expected
 from oracle.findings import JIT_ERROR, VALUE_KINDS, Finding
-from oracle.runs import FRESH, REFERENCE_CONTEXT, Trace
+from oracle.runs import REFERENCE_CONTEXT, Trace
 from oracle.schedule import Schedule
 from oracle.targets import Target
 from planner import tg
@@ -47,13 +50,6 @@ def same(g, w, rtol, atol):
   if g is None or g.shape != w.shape: return False
   return np.array_equal(g, w) if rtol == atol == 0 else np.allclose(g.astype(np.float64), w.astype(np.float64), rtol, atol, equal_nan=True)
 '''
-REFILL = '''
-def tensor(kept, i, a):  # input i: the first call's tensor, refilled in place by every later call (same-buffer)
-  if i in kept: return kept[i].assign({make}).realize()
-  return kept.setdefault(i, {made}.realize())
-'''
-TINYJIT_DECORATOR = ["try: decorate = TinyJit(prune=prune)",
-                     "except TypeError: decorate = lambda f: TinyJit(f, prune=prune)  # before 0.14"]
 
 
 def to_script(program: Program, target: Target, mode: str, calls: int, finding: Finding | None = None) -> str:
@@ -106,34 +102,54 @@ def decision(program: Program, target: Target, mode: str, calls: int, path: str,
 def compare_script(program: Program, target: Target, mode: str, calls: int, checks: Sequence[Expected], about: str,
                    static: bool = False) -> str:
   """A script that exits 1 when the JIT's value differs from the reference's for any of `checks`, each compared as the
-  oracle decided, and (`static`, planner target only) when planfuzz's plan checks find the capture unsound."""
+  oracle decided, and (`static`, planner target only) when planfuzz's plan checks find the capture unsound. The short
+  form (`fuzz.gen.inline`) where it says all the script must, else the full harness (`fuzz.gen.harness`)."""
   static = static and target.kind != "tinyjit"
   if target.kind == "static": target = replace(target, kind="planner")  # its plan checks on a run of the same planner
-  schedule = Schedule(program.reset)
-  env = {k: v for k, v in target.context.items() if k in tg.PROCESS_KNOBS} | tg.environment_knobs()
-  knobs = {k: v for k, v in target.context.items() if k not in env}
-  phases = ", ".join(f"{k} {schedule.phase(k)}" for k in range(calls))
+  if short := inline.fits(program, target, static): run = [[helpers(program, short) + inline.run_source(program, target, mode, calls)]]
+  else:
+    run = [[helpers(program, short) + "\n".join(build_lines(program))], method_lines(target, program) if program.method else [],
+           static_lines(program, mode, calls) if static else [], [run_source(program, target, mode, calls)]]
+  parts = [head_lines(program, target, mode, calls, about, short), checks_lines(checks), *run, [SAME.strip()],
+           tail_lines(target, static)]
+  return "\n\n".join("\n".join(p).strip("\n") for p in parts if p) + "\n"
+
+
+def head_lines(program: Program, target: Target, mode: str, calls: int, about: str, short: bool) -> list[str]:
+  """What the script is (target, input mode, each call's phase, the finding) and what it imports."""
+  phases = ", ".join(f"{k} {Schedule(program.reset).phase(k)}" for k in range(calls))
+  env = process_env(target)
   head = ["#!/usr/bin/env python3", f'"""planfuzz repro: {target.describe()}, inputs {mode}; calls {phases}.',
-          "Each value in CHECKS (observable, after call, reference's call, rtol, atol) is compared as planfuzz's oracle did,",
-          'with the step run eagerly as the reference. Exit status 1: the JIT differs (reproduced); 0: it agrees."""',
+          "CHECKS: (observable, after call, reference's call, rtol, atol) as planfuzz's oracle compared them, the step run",
+          'eagerly as the reference. Exit status 1: the JIT differs (reproduced); 0: it agrees."""',
           *(f"# finding: {line}" for line in about.splitlines())]
   if env: head += ["import os", f"os.environ.update({ {k: str(v) for k, v in env.items()} !r})  # read by tinygrad once per process"]
-  head += ["import sys", "", "import numpy as np", f"from tinygrad import Context, Tensor, TinyJit{', nn' if optimizer(program) else ''}",
-           "from tinygrad.nn.state import get_parameters"]
+  head += ["import numpy as np", f"from tinygrad import Context, Tensor, TinyJit{', nn' if optimizer(program) else ''}"]
+  if not short or not isinstance(program.returns, str): head.append("from tinygrad.nn.state import get_parameters")
   if target.kind != "tinyjit":
     head += ["", "from oracle.targets import Target  # planfuzz: PlannedJit with this policy and planner", "", f"TARGET = {target!r}"]
-  head += ["", *checks_lines(checks)]
-  tail = [f"with Context(**{REFERENCE_CONTEXT!r}): want = run(False)  # the reference",
-          f"with Context(**{knobs!r}): got = run(True)" if knobs else "got = run(True)",
+  return head
+
+
+def tail_lines(target: Target, static: bool) -> list[str]:
+  """The reference run, the JIT's run under the target's knobs, and each check compared as the oracle decided."""
+  knobs = {k: v for k, v in target.context.items() if k not in process_env(target)}
+  return [f"with {context(REFERENCE_CONTEXT)}: want = run(False)  # the reference",
+          f"with {context(knobs)}: got = run(True)" if knobs else "got = run(True)",
           "bad = [(p, k, s) for p, k, s, rtol, atol in CHECKS if not same(got[k].get(p), want[s][p], rtol, atol)]",
-          'for p, k, s in bad: print(f"MISMATCH {p} at call {k}: jit {np.ravel(got[k].get(p))[:4]}, "',
-          '                          f"reference after call {s} {want[s][p].ravel()[:4]}")',
+          'for p, k, s in bad: print(f"MISMATCH {p} at call {k}: jit {np.ravel(got[k].get(p))[:4]}, '
+          'reference after call {s} {want[s][p].ravel()[:4]}")',
           *(['for f in static_findings(): print(f"MISMATCH (static) {f.message}"); bad.append(f)'] if static else []),
           'print(f"{len(bad)} of {len(CHECKS)} values differ" if bad else f"OK: the JIT agrees on the {len(CHECKS)} value(s) compared")',
-          "sys.exit(1 if bad else 0)"]
-  parts = [head, [helpers(program) + "\n".join(build_lines(program))], method_lines(target, program) if program.method else [],
-           static_lines(program, mode, calls) if static else [], [run_source(program, target, mode, calls)], [SAME.strip()], tail]
-  return "\n\n".join("\n".join(p).strip("\n") for p in parts if p) + "\n"
+          "raise SystemExit(1 if bad else 0)"]
+
+
+def context(knobs: dict) -> str: return f"Context({', '.join(f'{k}={v!r}' for k, v in knobs.items())})"
+
+
+def process_env(target: Target) -> dict[str, object]:
+  """The target's knobs tinygrad reads once per process, set in the environment before it is imported."""
+  return {k: v for k, v in target.context.items() if k in tg.PROCESS_KNOBS} | tg.environment_knobs()
 
 
 def checks_lines(checks: Sequence[Expected]) -> list[str]:
@@ -144,81 +160,11 @@ def checks_lines(checks: Sequence[Expected]) -> list[str]:
   return ["CHECKS = [", *(f"  {value},{said}" for value, said in rows), "]"]
 
 
-def jitted(target: Target, program: Program, fn: str, prune: bool, method: bool = False) -> str:
-  """The expression that jits `fn`: TinyJit itself, planfuzz's PlannedJit built by the very Target, or for a `method`
-  program `make_jit` (the JIT on a model's `__call__`)."""
-  if method: return f"make_jit({fn})"
-  if target.kind != "tinyjit": return f"TARGET.wrap({fn}, {prune})"
-  return f"TinyJit({fn}, prune=True)" if target.prunes(prune) else f"TinyJit({fn})"
-
-
-def method_lines(target: Target, program: Program) -> list[str]:
-  """`make_jit`: the step as a model's `__call__`, jitted with the decorator form (`@TinyJit def __call__(self, ...)`)."""
-  prune = target.prunes(program.prune) if target.kind == "tinyjit" else program.prune
-  decorate = TINYJIT_DECORATOR if target.kind == "tinyjit" else ["decorate = lambda f: TARGET.wrap(f, prune)"]
-  return [f"def make_jit(step, prune={prune}):", '  """The step as a model\'s __call__, jitted with the decorator form."""',
-          *(f"  {line}" for line in decorate), "", "  class Model:", "    @decorate",
-          "    def __call__(self, *args): return step(*args)", "", '    def reset(self): vars(Model)["__call__"].reset()', "",
-          "  return Model()"]
-
-
-def static_lines(program: Program, mode: str, calls: int) -> list[str]:
-  """`static_findings()`: planfuzz's plan invariants on the capture (the planner target)."""
-  return ["def static_findings():", '  """planfuzz\'s plan invariants on this capture (unsound before any value is wrong)."""',
-          "  from oracle.check import judge_program", "  from oracle.subject import Subject",
-          "  subject = lambda: (lambda step, observe, inputs, evaluate:",
-          f"    Subject(step, inputs, observe, {program.prune}, evaluate=evaluate, reset={program.reset},",
-          f"            method={program.method}))(*build())",
-          f"  return [f for f in judge_program(subject, TARGET, {calls}, {mode!r}).verdict.findings if f.call is None]"]
-
-
-def run_source(program: Program, target: Target, mode: str, calls: int) -> str:
-  """`run(jit)`: the calls the oracle made, under the JIT or eagerly as its reference runs them, every observable read
-  after each call in the oracle's order (returned, eval, observed); with `tensor`, an input as the oracle refills it."""
-  shard = any(x.shard for x in program.inputs)
-  step = jitted(target, program, "step", program.prune, program.method)
-  lines = ["def run(jit):", "  step, observe, inputs, evaluate = build()"]
-  if program.evaluate is None: lines.append(f"  step = {step} if jit else step")
-  else:
-    evaluate = jitted(target, program, "evaluate", False)
-    lines.append(f"  step, evaluate = ({step}, {evaluate}) if jit else (step, evaluate)  # the eval step: a JIT of its own")
-  lines += ["  kept, seen, ret = {}, [], None", f"  for k in range({calls}):"]
-  if program.reset is not None:
-    lines.append(f"    if jit and k == {program.reset}: step.reset()  # jit.reset(): this call runs eagerly, the next captures anew")
-  make = "a.to_tensor() if isinstance(a, Sharded) else Tensor(a)" if shard else "Tensor(a)"
-  arrays = "(np.ndarray, Sharded)" if shard else "np.ndarray"
-  made = f"({make})" if shard else make
-  tensor = f"{made}.realize()" if mode == FRESH else "tensor(kept, i, a)"
-  lines += [f"    args = [{tensor} if isinstance(a, {arrays}) else a for i, a in enumerate(inputs(k, ret))]",
-            "    ret = step(*args)",
-            "    if not jit: Tensor.realize(*get_parameters(ret))  # TinyJit realizes what a call returns together"]
-  named = {p: p for p in ("ret" + "".join(f"[{i}]" for i in path) for path, _ in returned_paths(program.returns))}
-  if program.evaluate is not None:
-    lines += eval_call(program, calls)
-    named["eval"] = "ev"
-  named_text = "{" + ", ".join(f"{p!r}: {e}" for p, e in named.items()) + "} | observe()"
-  lines += [f"    seen.append({{p: t.numpy().copy() for p, t in ({named_text}).items() if isinstance(t, Tensor)}})"
-            "  # each read alone, in the oracle's order",
-            "  return seen"]
-  refill = "" if mode == FRESH else REFILL.format(make=make, made=made).strip("\n") + "\n\n"
-  return refill + "\n".join(lines)
-
-
-def eval_call(program: Program, calls: int) -> list[str]:
-  """The eval step's call, right after the step's. With an input fed back from the previous call, the reference passes
-  it this call's return at every replay: the JIT returns its capture's tensors, rewritten by every call (documented)."""
-  lines = ["    ev = evaluate(*args)"]
-  if (fb := program.feedback) is not None:
-    at, replays = "".join(f"[{i}]" for i in fb.path), [k for k in range(calls) if Schedule(program.reset).replay(k) > 0]
-    lines = [f"    fed = args[:{fb.input}] + [ret{at}] + args[{fb.input + 1}:]  # what the JIT's rewritten return holds at a replay",
-             f"    ev = evaluate(*(fed if not jit and k in {set(replays)!r} else args))"]
-  return lines + ["    if not jit: Tensor.realize(*get_parameters(ev))"]
-
-
-def helpers(program: Program) -> str:
-  """`data`, and the version-portable helpers the program's lines call (tinygrad 0.12.0 on)."""
+def helpers(program: Program, short: bool) -> str:
+  """`data`, and the version-portable helpers the program's lines call (tinygrad 0.12.0 on); the short form makes a
+  sharded input where it takes it, with no `Sharded` to hand it over."""
   used = ([param] if program.params else []) + ([training] if optimizer(program) else [])
-  used += [Sharded] if any(x.shard for x in program.inputs) else []
+  used += [Sharded] if not short and any(x.shard for x in program.inputs) else []
   used += [second_device] if any(op.kind == "to" for op in program.body) or sharded(program) else []
   return "".join(src + "\n\n" for src in [data_source(program), *map(pasted, used)])
 

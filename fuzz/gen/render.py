@@ -1,4 +1,4 @@
-"""A program as Python source: the build lines (leaves, optimizer, `step`, `observe`, `inputs`).
+"""A program as Python source: the build lines (leaves, optimizer, `step`, `observe`, `inputs`) and their parts.
 
 This text is what runs: `fuzz.gen.interpret` executes it and `fuzz.gen.printer` pastes it into a repro script, so the
 two can never disagree. Each op is rendered from the op table the feature registry completes (`fuzz.gen.features.OPS`).
@@ -99,13 +99,27 @@ def input_exprs(program: Program) -> list[str]:
             for x, a in zip(program.inputs, arrays, strict=True)]
   if (fb := program.feedback) is not None:
     arrays[fb.input] = f"({arrays[fb.input]} if k == 0 else prev{''.join(f'[{i}]' for i in fb.path)})"
-  if (v := program.variable) is not None:
-    arrays.append(f"Variable({v.name!r}, 1, {v.max}).bind((k * {v.stride} + {v.offset}) % {v.max} + 1)")
+  if program.variable is not None: arrays.append(bound_variable(program))
   return arrays
+
+
+def bound_variable(program: Program) -> str:
+  """Call k's value of the step's Variable, bound anew each call as a caller binds a sequence position."""
+  v = program.variable
+  assert v is not None
+  return f"Variable({v.name!r}, 1, {v.max}).bind((k * {v.stride} + {v.offset}) % {v.max} + 1)"
 
 
 def program_lines(program: Program) -> list[str]:
   """Everything a repro's `build()` holds: leaves, optimizer, kept list, step, observe and the per-call inputs."""
+  return [*setup_lines(program),
+          "observe = lambda: {" + ", ".join(f"{k!r}: {v}" for k, v in observables(program).items()) + "}",
+          f"inputs = lambda k, prev=None: [{', '.join(input_exprs(program))}]"]
+
+
+def setup_lines(program: Program) -> list[str]:
+  """What runs once before the calls: imports the program needs, leaves, optimizer, kept lists, `step` (and
+  `evaluate`)."""
   lines = ["from tinygrad import Variable"] if program.variable is not None else []
   if any(op.kind == "to" for op in program.body) or sharded(program): lines += DEVICE_LINES
   if sharded(program): lines += SHARD_LINES
@@ -119,10 +133,7 @@ def program_lines(program: Program) -> list[str]:
   lines.append(f"def step({', '.join(args)}):")
   lines += ["  " + line for line in step_lines(program)]
   if program.evaluate is not None: lines += eval_lines(program, args)
-  lines.append("observe = lambda: {" + ", ".join(f"{k!r}: {v}" for k, v in observables(program).items()) + "}")
-  lines.append(f"inputs = lambda k, prev=None: [{', '.join(input_exprs(program))}]")
   return lines
-
 
 
 def build_lines(program: Program) -> list[str]:
