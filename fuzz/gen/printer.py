@@ -30,9 +30,8 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from fuzz.gen import inline
+from fuzz.gen import harness, inline
 from fuzz.gen.compat import Sharded, param, second_device, training
-from fuzz.gen.harness import method_lines, run_source, static_lines
 from fuzz.gen.interpret import data, to_subject
 from fuzz.gen.program import OPTIMIZERS, Program
 from fuzz.gen.render import build_lines, sharded
@@ -106,13 +105,19 @@ def compare_script(program: Program, target: Target, mode: str, calls: int, chec
   form (`fuzz.gen.inline`) where it says all the script must, else the full harness (`fuzz.gen.harness`)."""
   static = static and target.kind != "tinyjit"
   if target.kind == "static": target = replace(target, kind="planner")  # its plan checks on a run of the same planner
-  if short := inline.fits(program, target, static): run = [[helpers(program, short) + inline.run_source(program, target, mode, calls)]]
-  else:
-    run = [[helpers(program, short) + "\n".join(build_lines(program))], method_lines(target, program) if program.method else [],
-           static_lines(program, mode, calls) if static else [], [run_source(program, target, mode, calls)]]
-  parts = [head_lines(program, target, mode, calls, about, short), checks_lines(checks), *run, [SAME.strip()],
-           tail_lines(target, static)]
+  short = inline.fits(program, target, static)
+  parts = [head_lines(program, target, mode, calls, about, short), checks_lines(checks),
+           *run_parts(program, target, mode, calls, static, short), [SAME.strip()], tail_lines(target, static)]
   return "\n\n".join("\n".join(p).strip("\n") for p in parts if p) + "\n"
+
+
+def run_parts(program: Program, target: Target, mode: str, calls: int, static: bool, short: bool) -> list[list[str]]:
+  """The helpers the program calls and `run(jit)`: in the short form, or around `build()` with what the full harness
+  adds (`make_jit` for a model's method, `static_findings` for the plan checks)."""
+  if short: return [[helpers(program, short) + inline.run_source(program, target, mode, calls)]]
+  return [[helpers(program, short) + "\n".join(build_lines(program))],
+          harness.method_lines(target, program) if program.method else [],
+          harness.static_lines(program, mode, calls) if static else [], [harness.run_source(program, target, mode, calls)]]
 
 
 def head_lines(program: Program, target: Target, mode: str, calls: int, about: str, short: bool) -> list[str]:
