@@ -3,11 +3,14 @@ that calls it as the oracle does.
 
 The full form serves what the short one (`fuzz.gen.inline`) does not say: the step as a model's method jitted with the
 decorator form (`make_jit`), an eval step with a JIT of its own (fed the previous call's return where the JIT rewrites
-it), planfuzz's PlannedJit built from the very Target, and its plan checks on the capture (`static_findings`).
+it), planfuzz's PlannedJit built from the very Target, and its plan checks on the capture (`static_findings`). A call's
+lines both forms write (the reset, the reference's realize, the reads) are the short form's.
 """
 from __future__ import annotations
 
-from fuzz.gen.program import Program, returned_paths
+from fuzz.gen.inline import grouped, read_line, realize_line, reset_lines, tinyjit
+from fuzz.gen.program import Program
+from fuzz.gen.render import indexed, returned_reads
 from oracle.runs import FRESH
 from oracle.schedule import Schedule
 from oracle.targets import Target
@@ -26,7 +29,7 @@ def jitted(target: Target, program: Program, fn: str, prune: bool, method: bool 
   program `make_jit` (the JIT on a model's `__call__`)."""
   if method: return f"make_jit({fn})"
   if target.kind != "tinyjit": return f"TARGET.wrap({fn}, {prune})"
-  return f"TinyJit({fn}, prune=True)" if target.prunes(prune) else f"TinyJit({fn})"
+  return tinyjit(fn, target.prunes(prune))
 
 
 def method_lines(target: Target, program: Program) -> list[str]:
@@ -59,24 +62,18 @@ def run_source(program: Program, target: Target, mode: str, calls: int) -> str:
   else:
     evaluate = jitted(target, program, "evaluate", False)
     lines.append(f"  step, evaluate = ({step}, {evaluate}) if jit else (step, evaluate)  # the eval step: a JIT of its own")
-  lines += ["  kept, seen, ret = {}, [], None", f"  for k in range({calls}):"]
-  if program.reset is not None:
-    lines.append(f"    if jit and k == {program.reset}: step.reset()  # jit.reset(): this call runs eagerly, the next captures anew")
+  lines += ["  kept, seen, ret = {}, [], None", f"  for k in range({calls}):", *reset_lines(program)]
   make = "a.to_tensor() if isinstance(a, Sharded) else Tensor(a)" if shard else "Tensor(a)"
   arrays = "(np.ndarray, Sharded)" if shard else "np.ndarray"
   made = f"({make})" if shard else make
   tensor = f"{made}.realize()" if mode == FRESH else "tensor(kept, i, a)"
   lines += [f"    args = [{tensor} if isinstance(a, {arrays}) else a for i, a in enumerate(inputs(k, ret))]",
-            "    ret = step(*args)",
-            "    if not jit: Tensor.realize(*get_parameters(ret))  # TinyJit realizes what a call returns together"]
-  named = {p: p for p in ("ret" + "".join(f"[{i}]" for i in path) for path, _ in returned_paths(program.returns))}
+            "    ret = step(*args)", realize_line("ret", grouped(program))]
+  named = returned_reads(program)
   if program.evaluate is not None:
     lines += eval_call(program, calls)
     named["eval"] = "ev"
-  named_text = "{" + ", ".join(f"{p!r}: {e}" for p, e in named.items()) + "} | observe()"
-  lines += [f"    seen.append({{p: t.numpy().copy() for p, t in ({named_text}).items() if isinstance(t, Tensor)}})"
-            "  # each read alone, in the oracle's order",
-            "  return seen"]
+  lines += [read_line("({" + ", ".join(f"{p!r}: {e}" for p, e in named.items()) + "} | observe())"), "  return seen"]
   refill = "" if mode == FRESH else REFILL.format(make=make, made=made).strip("\n") + "\n\n"
   return refill + "\n".join(lines)
 
@@ -86,7 +83,7 @@ def eval_call(program: Program, calls: int) -> list[str]:
   it this call's return at every replay: the JIT returns its capture's tensors, rewritten by every call (documented)."""
   lines = ["    ev = evaluate(*args)"]
   if (fb := program.feedback) is not None:
-    at, replays = "".join(f"[{i}]" for i in fb.path), [k for k in range(calls) if Schedule(program.reset).replay(k) > 0]
+    at, replays = indexed(fb.path), [k for k in range(calls) if Schedule(program.reset).replay(k) > 0]
     lines = [f"    fed = args[:{fb.input}] + [ret{at}] + args[{fb.input + 1}:]  # what the JIT's rewritten return holds at a replay",
              f"    ev = evaluate(*(fed if not jit and k in {set(replays)!r} else args))"]
-  return lines + ["    if not jit: Tensor.realize(*get_parameters(ev))"]
+  return lines + [realize_line("ev")]

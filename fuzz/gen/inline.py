@@ -10,8 +10,8 @@ full harness.
 """
 from __future__ import annotations
 
-from fuzz.gen.program import Program, returned_paths
-from fuzz.gen.render import bound_variable, observables, setup_lines
+from fuzz.gen.program import Program
+from fuzz.gen.render import bound_variable, indexed, input_data, observables, returned_reads, setup_lines, sharding, step_args
 from oracle.runs import FRESH
 from oracle.targets import Target
 
@@ -24,19 +24,12 @@ def fits(program: Program, target: Target, static: bool) -> bool:
 
 def run_source(program: Program, target: Target, mode: str, calls: int) -> str:
   """`run(jit)`: the program's setup, then each call's inputs, the call, and every observable read after it."""
-  step = "TinyJit(step, prune=True)" if target.prunes(program.prune) else "TinyJit(step)"
-  args = [x.name for x in program.inputs] + ([program.variable.name] if program.variable is not None else [])
   lines = ["def run(jit):", *("  " + line for line in setup_lines(program)),
-           f"  step, seen = ({step} if jit else step), []", f"  for k in range({calls}):"]
-  if program.reset is not None:
-    lines.append(f"    if jit and k == {program.reset}: step.reset()  # jit.reset(): this call runs eagerly, the next captures anew")
-  lines += [f"    {line}" for line in input_lines(program, mode)]
-  lines += [f"    ret = step({', '.join(args)})",
-            f"    if not jit: {realize_returned(program)}  # TinyJit realizes what a call returns together"]
-  named = {p: p for p in ("ret" + "".join(f"[{i}]" for i in path) for path, _ in returned_paths(program.returns))}
-  read = "{" + ", ".join(f"{p!r}: {e}" for p, e in (named | observables(program)).items()) + "}"
-  return "\n".join([*lines, f"    seen.append({{p: t.numpy().copy() for p, t in {read}.items() if isinstance(t, Tensor)}})"
-                                "  # each read alone, in the oracle's order", "  return seen"])
+           f"  step, seen = ({tinyjit('step', target.prunes(program.prune))} if jit else step), []", f"  for k in range({calls}):",
+           *reset_lines(program), *(f"    {line}" for line in input_lines(program, mode))]
+  reads = "{" + ", ".join(f"{p!r}: {e}" for p, e in (returned_reads(program) | observables(program)).items()) + "}"
+  lines += [f"    ret = step({', '.join(step_args(program))})", realize_line("ret", grouped(program)), read_line(reads), "  return seen"]
+  return "\n".join(lines)
 
 
 def input_lines(program: Program, mode: str) -> list[str]:
@@ -45,14 +38,35 @@ def input_lines(program: Program, mode: str) -> list[str]:
   fb = program.feedback
   lines = []
   for i, x in enumerate(program.inputs):
-    shard = "" if x.shard is None else f".shard(shards({x.shard[0]}), axis={x.shard[1]})"
-    new = f"Tensor(data(({x.seed}, k), {x.shape}, {x.dtype!r})){shard}"
+    new = f"Tensor({input_data(x)}){sharding(x)}"
     if fb is not None and fb.input == i:
-      lines.append(f"{x.name} = ret{''.join(f'[{j}]' for j in fb.path)} if k else {new}.realize()  # the previous call's return")
+      lines.append(f"{x.name} = ret{indexed(fb.path)} if k else {new}.realize()  # the previous call's return")
     elif mode == FRESH: lines.append(f"{x.name} = {new}.realize()")
     else: lines += [f"new = {new}", f"{x.name} = ({x.name}.assign(new) if k else new).realize()  # call 0's tensor, refilled in place"]
   return lines + ([f"{program.variable.name} = {bound_variable(program)}"] if program.variable is not None else [])
 
 
-def realize_returned(program: Program) -> str:
-  return "ret.realize()" if isinstance(program.returns, str) else "Tensor.realize(*get_parameters(ret))"
+# the pieces of a call's lines both forms write (the full harness, `fuzz.gen.harness`, builds on them)
+
+def tinyjit(fn: str, prune: bool) -> str: return f"TinyJit({fn}, prune=True)" if prune else f"TinyJit({fn})"
+
+
+def reset_lines(program: Program) -> list[str]:
+  if program.reset is None: return []
+  return [f"    if jit and k == {program.reset}: step.reset()  # jit.reset(): this call runs eagerly, the next captures anew"]
+
+
+def grouped(program: Program) -> bool: return not isinstance(program.returns, str)
+
+
+def realize_line(value: str, several: bool = False) -> str:
+  """The reference realizes what a call returned (`value`; `several`: a tuple or list of tensors) together, as TinyJit
+  does."""
+  realize = f"Tensor.realize(*get_parameters({value}))" if several else f"{value}.realize()"
+  return f"    if not jit: {realize}  # TinyJit realizes what a call returns together"
+
+
+def read_line(reads: str) -> str:
+  """`seen` gets every observable `reads` names after a call, each read on its own, in the oracle's order."""
+  return f"    seen.append({{p: t.numpy().copy() for p, t in {reads}.items() if isinstance(t, Tensor)}})" \
+         "  # each read alone, in the oracle's order"

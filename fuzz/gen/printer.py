@@ -106,7 +106,7 @@ def compare_script(program: Program, target: Target, mode: str, calls: int, chec
   static = static and target.kind != "tinyjit"
   if target.kind == "static": target = replace(target, kind="planner")  # its plan checks on a run of the same planner
   short = inline.fits(program, target, static)
-  parts = [head_lines(program, target, mode, calls, about, short), checks_lines(checks),
+  parts = [head_lines(program, target, mode, calls, about), checks_lines(checks),
            *run_parts(program, target, mode, calls, static, short), [SAME.strip()], tail_lines(target, static)]
   return "\n\n".join("\n".join(p).strip("\n") for p in parts if p) + "\n"
 
@@ -120,7 +120,7 @@ def run_parts(program: Program, target: Target, mode: str, calls: int, static: b
           harness.static_lines(program, mode, calls) if static else [], [harness.run_source(program, target, mode, calls)]]
 
 
-def head_lines(program: Program, target: Target, mode: str, calls: int, about: str, short: bool) -> list[str]:
+def head_lines(program: Program, target: Target, mode: str, calls: int, about: str) -> list[str]:
   """What the script is (target, input mode, each call's phase, the finding) and what it imports."""
   phases = ", ".join(f"{k} {Schedule(program.reset).phase(k)}" for k in range(calls))
   env = process_env(target)
@@ -130,7 +130,7 @@ def head_lines(program: Program, target: Target, mode: str, calls: int, about: s
           *(f"# finding: {line}" for line in about.splitlines())]
   if env: head += ["import os", f"os.environ.update({ {k: str(v) for k, v in env.items()} !r})  # read by tinygrad once per process"]
   head += ["import numpy as np", f"from tinygrad import Context, Tensor, TinyJit{', nn' if optimizer(program) else ''}"]
-  if not short or not isinstance(program.returns, str): head.append("from tinygrad.nn.state import get_parameters")
+  if inline.grouped(program): head.append("from tinygrad.nn.state import get_parameters")
   if target.kind != "tinyjit":
     head += ["", "from oracle.targets import Target  # planfuzz: PlannedJit with this policy and planner", "", f"TARGET = {target!r}"]
   return head
@@ -138,7 +138,8 @@ def head_lines(program: Program, target: Target, mode: str, calls: int, about: s
 
 def tail_lines(target: Target, static: bool) -> list[str]:
   """The reference run, the JIT's run under the target's knobs, and each check compared as the oracle decided."""
-  knobs = {k: v for k, v in target.context.items() if k not in process_env(target)}
+  env = process_env(target)
+  knobs = {k: v for k, v in target.context.items() if k not in env}
   return [f"with {context(REFERENCE_CONTEXT)}: want = run(False)  # the reference",
           f"with {context(knobs)}: got = run(True)" if knobs else "got = run(True)",
           "bad = [(p, k, s) for p, k, s, rtol, atol in CHECKS if not same(got[k].get(p), want[s][p], rtol, atol)]",

@@ -8,7 +8,7 @@ and `training` from `fuzz.gen.compat`.
 from __future__ import annotations
 
 from fuzz.gen.features import OPS
-from fuzz.gen.program import OPTIMIZERS, Leaf, Op, Program, Returned, needed_ops
+from fuzz.gen.program import OPTIMIZERS, Leaf, Op, Path, Program, Returned, needed_ops, returned_paths
 
 SEED = 1  # Tensor.manual_seed at build time: the reference and every JIT run draw the same rand stream
 # the two devices copies go between: the default one, and a second one of its kind (CPU:1, AMD:1) or, beside a GPU
@@ -26,8 +26,12 @@ def op_source(op: Op) -> str:
 
 
 def leaf_line(leaf: Leaf, make: str = "Tensor") -> str:
-  shard = "" if leaf.shard is None else f".shard(shards({leaf.shard[0]}), axis={leaf.shard[1]})"
-  return f"{leaf.name} = {make}(data({leaf.seed}, {leaf.shape}, {leaf.dtype!r})){shard}.realize()"
+  return f"{leaf.name} = {make}(data({leaf.seed}, {leaf.shape}, {leaf.dtype!r})){sharding(leaf)}.realize()"
+
+
+def sharding(leaf: Leaf) -> str:
+  """What shards a leaf's tensor over its devices (nothing for a leaf on one device)."""
+  return "" if leaf.shard is None else f".shard(shards({leaf.shard[0]}), axis={leaf.shard[1]})"
 
 
 def sharded(program: Program) -> bool:
@@ -40,6 +44,16 @@ def returned_source(r: Returned, top: bool = True) -> str:
   if r.kind == "list": return f"[{inner}]"
   if len(r.items) == 1: inner += ","
   return inner if top else f"({inner})"
+
+
+def indexed(path: Path) -> str:
+  """The subscripts that reach `path` in a returned value: `[1][0]`."""
+  return "".join(f"[{i}]" for i in path)
+
+
+def returned_reads(program: Program) -> dict[str, str]:
+  """Observable path -> the expression that reads it from what a call returned (`ret`, `ret[0]`, ...)."""
+  return {p: p for p in ("ret" + indexed(path) for path, _ in returned_paths(program.returns))}
 
 
 def observables(program: Program) -> dict[str, str]:
@@ -94,13 +108,23 @@ def eval_lines(program: Program, args: list[str]) -> list[str]:
 def input_exprs(program: Program) -> list[str]:
   """Call k's explicit inputs: seeded arrays, one replaced by the previous call's return from call 1 on (feedback),
   then the bound Variable. `prev` defaults to None, so a program without feedback also runs as `inputs(k)`."""
-  arrays = [f"data(({x.seed}, k), {x.shape}, {x.dtype!r})" for x in program.inputs]
+  arrays = [input_data(x) for x in program.inputs]
   arrays = [a if x.shard is None else f"Sharded({a}, shards({x.shard[0]}), {x.shard[1]})"
             for x, a in zip(program.inputs, arrays, strict=True)]
   if (fb := program.feedback) is not None:
-    arrays[fb.input] = f"({arrays[fb.input]} if k == 0 else prev{''.join(f'[{i}]' for i in fb.path)})"
+    arrays[fb.input] = f"({arrays[fb.input]} if k == 0 else prev{indexed(fb.path)})"
   if program.variable is not None: arrays.append(bound_variable(program))
   return arrays
+
+
+def input_data(x: Leaf) -> str:
+  """Call k's seeded array for explicit input `x`."""
+  return f"data(({x.seed}, k), {x.shape}, {x.dtype!r})"
+
+
+def step_args(program: Program) -> list[str]:
+  """The step's parameters: its explicit inputs, then the bound Variable."""
+  return [x.name for x in program.inputs] + ([program.variable.name] if program.variable is not None else [])
 
 
 def bound_variable(program: Program) -> str:
@@ -129,7 +153,7 @@ def setup_lines(program: Program) -> list[str]:
     lines.append(f"opt = nn.optim.{OPTIMIZERS[program.update.kind]}([{', '.join(program.update.params)}], lr={program.update.lr})")
   if program.kept: lines.append("kept = []")
   if program.input_assign is not None: lines.append("assigned = []")
-  args = [x.name for x in program.inputs] + ([program.variable.name] if program.variable is not None else [])
+  args = step_args(program)
   lines.append(f"def step({', '.join(args)}):")
   lines += ["  " + line for line in step_lines(program)]
   if program.evaluate is not None: lines += eval_lines(program, args)
