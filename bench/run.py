@@ -8,7 +8,7 @@ the same two rates for a `planfuzz run --workers 2` campaign, which is how a 2-c
 planner mutant and for #16571 on tinygrad 0.13.0, examples and seconds to the first finding (median and max over
 seeds, each in a fresh process, timed from process start); peak resident memory and its growth over a long campaign.
 With --emulated, on tinygrad's emulated AMD GPU (where captures are graphed): the tinyjit target's rate over the
-workers with a warm disk cache, and seconds to kill each graph-replay mutant (planner/graph_mutants.py).
+workers with a warm disk cache, and seconds to kill each graph-replay mutant (planner/engines/graph.py).
 Goals on a 2-core machine: static >= 20/s, differential >= 2/s, overhead <= 1.5, #16571 median <= 30 s,
 every mutant killed in a median <= 60 s, growth <= 200 MB over 1000 examples; emulated >= 1/s over 2 workers, every
 graph mutant killed in a median <= 120 s within 150 examples.
@@ -34,7 +34,7 @@ from fuzz.campaign.limits import rss_mb  # noqa: E402
 from fuzz.campaign.run import run_campaign  # noqa: E402
 from oracle.device import emulated_process  # noqa: E402
 from oracle.targets import Target  # noqa: E402
-from planner.graph_mutants import GRAPH_MUTANTS  # noqa: E402
+from planner.engines import of_engine  # noqa: E402
 from planner.mutants import MUTANTS  # noqa: E402
 
 GRAPH_MUTANT_BUDGET = 150  # examples a fixed-seed emulated campaign gets to kill a graph mutant
@@ -84,11 +84,11 @@ def campaign_rate(target: str, seed: int, examples: int, workers: int, env: dict
          ({"graphs": {what: int(share) for share, what in census}} if census else {})
 
 
-def first_finding(tinygrad: str | None, target: str, mutant: str | None, seed: int, examples: int, graph_mutant: str | None = None,
+def first_finding(tinygrad: str | None, target: str, mutant: str | None, seed: int, examples: int, replay_mutant: str | None = None,
                   env: dict | None = None) -> dict:
   """A fresh process's time to its first finding, on the tinygrad in folder `tinygrad` (None: the installed one)."""
   cmd = [sys.executable, str(ROOT / "bench/first_finding.py"), "--target", target, "--seed", str(seed), "--examples", str(examples)]
-  cmd += (["--mutant", mutant] if mutant else []) + (["--graph-mutant", graph_mutant] if graph_mutant else [])
+  cmd += (["--mutant", mutant] if mutant else []) + (["--replay-mutant", replay_mutant] if replay_mutant else [])
   out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True,
                        env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (tinygrad, str(ROOT)) if p), **(env or {})})
   if out.returncode != 0: return {"found": False, "error": out.stderr.strip().splitlines()[-1:]}
@@ -157,7 +157,7 @@ def emulated(examples: int, workers: int, seeds: int) -> dict:
   """The emulated-GPU figures: the rate over `workers` (warm disk cache) and each graph mutant's kill times."""
   env = emulated_env()
   kills = {name: summarize([first_finding(None, "tinyjit", None, s, GRAPH_MUTANT_BUDGET, name, env) for s in range(seeds)])
-           for name in GRAPH_MUTANTS}
+           for name in of_engine("graph")}
   return {"emulated_workers": campaign_rate("tinyjit", 0, examples, workers, env), "graph_mutants": kills}
 
 

@@ -14,6 +14,7 @@ import pytest
 
 from fuzz.known.bugs import AVOIDED_BUGS, KNOWN_BUGS, repro_device
 from oracle.device import emulated_process
+from planner.engines import graph
 
 
 class StillReproduces(AssertionError):
@@ -131,7 +132,7 @@ def test_a_graph_finding_the_kernel_args_fix_removes_is_the_known_bug(monkeypatc
                     body=(Op("realize", ("x0",), "v0"), Op("sub", ("x0", "v0"), "v1")))
   wrong = Finding("wrong-values", "ret", 1, "capture").blamed("graph")
   def rerun(fixed: bool):
-    return lambda variant, patch=None: Verdict() if fixed and patch is tg.graph_kernel_args_by_program else Verdict(findings=[wrong])
+    return lambda variant, patch=None: Verdict() if fixed and patch is graph.graph_kernel_args_by_program else Verdict(findings=[wrong])
   monkeypatch.setenv("DEV", "MOCKKFD+AMD")
   assert known_bug(wrong, program, rerun(True)).name == "graph-kernel-args-shifted"
   assert known_bug(wrong, program, rerun(False)) is None

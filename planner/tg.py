@@ -19,7 +19,7 @@ import os
 import re
 import warnings
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from tinygrad import Context, Tensor
@@ -383,8 +383,6 @@ def device_buffer(u: Any) -> Any | None:
   return _tg["buffers"].get(u)
 
 
-
-
 # ---------- pipeline pieces that stay tinygrad's ----------
 
 def compile_linear(linear: Any) -> Any:
@@ -519,128 +517,19 @@ def fill_buffer(u: Any, byte: int) -> None:
   buf = device_buffer(u)
   if buf is None: buf = u.buffer
   for one in getattr(buf, "bufs", [buf]):  # a multi-device buffer: one Buffer per device
-    one = one.ensure_allocated()
-    one.allocator._copyin(one._buf, memoryview(bytearray([byte]) * one.nbytes))
+    one, data = one.ensure_allocated(), memoryview(bytearray([byte]) * one.nbytes)
+    if _copies_in(one.allocator): one.allocator._copyin(one._buf, data)
+    else: one.copy_from(type(one)("PYTHON", one.size, one.dtype, opaque=data))
 
 
-# ---------- graphs: what a device's graph runner really ran, and faults in its replay ----------
-
-@dataclass(frozen=True)
-class GraphBatch:
-  """One graph runner a JIT built and ran (tinygrad's `GraphRunner`, `HCQGraph` on AMD, NV and QCOM): read from the
-  runner itself, so a census of these proves graphs ran, not that a program could have made one."""
-  calls: int  # linear calls it batches (a multi-device call once)
-  kernels: int  # kernel launches across its devices
-  devices: int
-  variables: bool  # a Variable value or symbolic launch size it patches on every replay
-  inputs: int  # explicit inputs whose addresses it patches on every replay
-  batch_cap: int  # JIT_BATCH_SIZE when it was built (0: no cap)
-  runs: int = 0  # times it ran: the capture call, then each replay
+def _copies_in(allocator: Any) -> bool:
+  """Whether a device's allocator writes host bytes straight in (`_copyin`): HCQ2's AMD allocator has none (its data
+  moves by copy linears only), where a direct write raised 'need copyin' mid-capture (the emulated HCQ2 lead of
+  seed 60607: planfuzz's arena poisoning, not tinygrad)."""
+  return type(allocator)._copyin is not importlib.import_module("tinygrad.device").Allocator._copyin
 
 
-def _graph_batch(runner: Any) -> GraphBatch:
-  devices = {b.device for _, _, bufs, _ in runner.calls for b in bufs}
-  return GraphBatch(len(runner.linear.src), sum(r is not None for r in runner.runtimes), len(devices),
-                    bool(runner.vars or runner.symbolic_dims), len({i for slots in runner.uop_replace for _, i in slots}),
-                    jit_batch_size())
-
-
-GraphCall = Callable[[tuple, dict], Any]  # a graph runner's call: (input_uops, var_vals) -> its time or None
-
-
-def _graph_classes() -> list[type]:
-  """Every graph runner class loaded (the default device's opened first, so its class is among them) that defines its
-  own call: GraphRunner's subclasses, HCQGraph among them on AMD, NV and QCOM."""
-  device = importlib.import_module("tinygrad").Device
-  device[device.DEFAULT]  # opening it loads its graph class
-  def below(cls: type) -> list[type]: return [c for sub in cls.__subclasses__() for c in (sub, *below(sub))]
-  return [c for c in below(_tg["GraphRunner"]) if "__call__" in vars(c)]
-
-
-@contextlib.contextmanager
-def graph_calls_through(through: Callable[[Any, GraphCall, tuple, dict], Any]) -> Iterator[None]:
-  """Every graph runner call made while active goes through `through(runner, call, input_uops, var_vals)`, which
-  decides what `call` (the runner itself) is given: how the census watches graphs run, and how a test plants a fault
-  in graph replay. The runner classes are patched, not realize's lookup of them: tinygrad's pattern matchers run
-  copies of their functions with the module globals of their first use, so a patched module function goes unseen."""
+def internal(name: str) -> Any:
+  """A tinygrad internal this module loaded (`_NEEDED`): for the replay engines' adapters (planner/engines/)."""
   require()
-  real = {cls: vars(cls)["__call__"] for cls in _graph_classes()}
-
-  def patched(call: Callable) -> Callable:
-    def runner_call(self: Any, input_uops: tuple, var_vals: dict, wait: bool = False) -> Any:
-      return through(self, lambda inputs, values: call(self, inputs, values, wait=wait), input_uops, var_vals)
-    return runner_call
-  for cls, call in real.items(): cls.__call__ = patched(call)
-  try: yield
-  finally:
-    for cls, call in real.items(): cls.__call__ = call
-
-
-@contextlib.contextmanager
-def spy_graphs() -> Iterator[list[GraphBatch]]:
-  """The graph batches run while active, each with how many times it ran (filled in on exit). Nothing where this
-  tinygrad's internals are unsupported."""
-  found: list[GraphBatch] = []
-  if MISSING:
-    yield found
-    return
-  runs: dict[int, list] = {}  # id(runner) -> [runner (kept, so its id is not reused), batch, runs]
-
-  def count(runner: Any, call: GraphCall, inputs: tuple, var_vals: dict) -> Any:
-    runs.setdefault(id(runner), [runner, _graph_batch(runner), 0])[2] += 1
-    return call(inputs, var_vals)
-  try:
-    with graph_calls_through(count): yield found
-  finally: found.extend(replace(batch, runs=n) for _, batch, n in runs.values())
-
-
-@contextlib.contextmanager
-def graph_batches_through(cut: Callable[[list], list]) -> Iterator[None]:
-  """Every batch graph-split makes while active is built from `cut(batch)` (the calls it batches, in order)."""
-  require()
-  jit_mod = importlib.import_module("tinygrad.engine.jit")
-  real = jit_mod.create_graph_call
-  jit_mod.create_graph_call = lambda batch: real(cut(list(batch)))
-  try: yield
-  finally: jit_mod.create_graph_call = real
-
-
-@contextlib.contextmanager
-def hcq_queue_values_through(change: Callable[[dict], dict]) -> Iterator[None]:
-  """Every HCQ command queue submitted while active is patched with `change(var_vals)`: the values a graph replay
-  writes into its prebuilt queues (input addresses, Variable values, launch sizes, signals)."""
-  require()
-  hw_queue = importlib.import_module("tinygrad.runtime.support.hcq").HWQueue
-  real = hw_queue.submit
-  hw_queue.submit = lambda self, dev, var_vals=None: real(self, dev, None if var_vals is None else change(dict(var_vals)))
-  try: yield
-  finally: hw_queue.submit = real
-
-
-INPUT_ADDRESS = re.compile(r"inp_(\d+)_(\d+)$")  # HCQGraph's name for input `i`'s address on device index `d`
-
-
-def input_addresses(var_vals: dict[str, int]) -> dict[tuple[int, int], str]:
-  """(input slot, device index) -> the name of the queue value holding that input's address on that device."""
-  return {(int(m.group(1)), int(m.group(2))): k for k in var_vals if (m := INPUT_ADDRESS.match(k))}
-
-
-@contextlib.contextmanager
-def graph_kernel_args_by_program() -> Iterator[None]:
-  """While active, graph runners give each kernel the buffers its program takes, as eager runs do (`Program.globals`,
-  the call's arguments it reads), with input addresses patched at those positions. tinygrad 0.14.0's `GraphRunner`
-  gives a kernel every argument of its call instead, so a kernel whose code dropped a read (`x - (x + y)` is `-y`) gets
-  its buffers shifted: the known bug graph-kernel-args-shifted, told apart by rerunning a finding with this fix."""
-  require()
-  runner = _tg["GraphRunner"]
-  real = runner.__init__
-
-  def init(self: Any, linear: Any, input_uops: tuple = ()) -> None:
-    real(self, linear, input_uops)
-    for j, (dev_idx, prg, bufs, dev_vars) in enumerate(self.calls):
-      if prg.op is not Ops.PROGRAM or list(taken := prg.arg.globals) == list(range(len(bufs))): continue
-      self.calls[j] = (dev_idx, prg, [bufs[i] for i in taken], dev_vars)
-      self.uop_replace[j] = [(taken.index(pos), slot) for pos, slot in self.uop_replace[j] if pos in taken]
-  runner.__init__ = init
-  try: yield
-  finally: runner.__init__ = real
+  return _tg[name]

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 from tinygrad import Context, Device, Tensor, TinyJit, Variable
 
-from planner import tg
-from planner.graph_mutants import GRAPH_MUTANTS, planted
+from planner.engines import of_engine, planted
+from planner.engines.graph import spy_graphs
 
 CALLS = 4
 
@@ -72,13 +72,13 @@ def outputs(name: str, jit: bool) -> list[np.ndarray]:
 def agrees(name: str, mutant: str | None) -> tuple[bool, int]:
   """Whether TinyJit (with `mutant` planted) agrees with eager on every call, and how many graph batches ran."""
   want = outputs(name, False)
-  with tg.spy_graphs() as graphs, planted(mutant): got = outputs(name, True)
+  with spy_graphs() as graphs, planted(mutant): got = outputs(name, True)
   return all(np.allclose(g, w, rtol=1e-5, atol=1e-6) for g, w in zip(got, want, strict=True)), sum(g.runs for g in graphs)
 
 
 def main() -> None:
   report = {}
-  for name in GRAPH_MUTANTS:
+  for name in of_engine("graph"):
     (clean, runs), (mutated, _) = agrees(name, None), agrees(name, name)
     report[name] = {"clean_agrees": clean, "graph_runs": runs, "mutant_agrees": mutated}
   print(json.dumps(report))

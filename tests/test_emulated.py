@@ -72,7 +72,7 @@ body = (Op("scale", ("x0", 2.0), "v0"), Op("realize", ("v0",), "v1"), Op("add", 
 program = Program(params=(), inputs=(Leaf("x0", (4,), seed=1),), state=(), backward=(), returns="v3", body=body)
 for target in ("tinyjit", "planner"):
   out = run_example(program, Target(target), 4, "fresh")
-  print(target, sorted({name for name, _ in out.known}), len(out.findings), len(out.graphs))
+  print(target, sorted({name for name, _ in out.known}), len(out.findings), len(out.ran.get("graph", ())))
 """
 
 

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from fuzz.campaign.census import GRAPH_ROWS, Census
+from fuzz.campaign.census import Census
 from fuzz.gen.program import Leaf, Program
-from planner.graph_mutants import GRAPH_MUTANTS, planted
-from planner.tg import GraphBatch
+from planner.engines import of_engine, planted
+from planner.engines.graph import ROWS, GraphBatch
 from tests.emulated import run_emulated
 from tests.graph_programs import PROGRAMS
 
@@ -22,11 +22,11 @@ def mutant_runs() -> dict[str, dict]:
 
 
 def test_every_graph_mutant_has_a_program() -> None:
-  assert set(PROGRAMS) == set(GRAPH_MUTANTS)
+  assert set(PROGRAMS) == set(of_engine("graph"))
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", list(GRAPH_MUTANTS))
+@pytest.mark.parametrize("name", of_engine("graph"))
 def test_graph_mutant_corrupts_its_program_under_tinyjit(name: str, mutant_runs: dict[str, dict]) -> None:
   run = mutant_runs[name]
   assert run["graph_runs"] >= 3, run  # graphed at capture and replayed: the program reaches the graph path
@@ -42,9 +42,9 @@ def test_the_census_counts_graph_rows_from_the_batches_that_ran() -> None:
   census, program = Census(), Program(params=(), inputs=(Leaf("x0", (8,), seed=1),), state=(), body=(), backward=(), returns="x0")
   multi = GraphBatch(calls=4, kernels=6, devices=2, variables=True, inputs=2, batch_cap=4, runs=3)
   one = GraphBatch(calls=1, kernels=1, devices=1, variables=False, inputs=1, batch_cap=0, runs=1)
-  census.record(program, (), (multi,))
-  census.record(program, (), (one,))
-  census.record(program, (), ())
-  assert census.graphs == {name: 1 for name, _ in GRAPH_ROWS}  # every row once: the replayed batch, the one-kernel graph
+  census.record(program, (), {"graph": (multi,)})
+  census.record(program, (), {"graph": (one,)})
+  census.record(program, (), {})
+  assert census.engines["graphs"] == {name: 1 for name, _ in ROWS}  # every row once: the replayed batch, the one-kernel graph
   assert "33% of examples a graph batch replayed" in "\n".join(census.summary())
   assert "graphs: none ran" in "\n".join(Census(examples=1, buffers=[0]).summary())

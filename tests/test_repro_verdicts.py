@@ -37,23 +37,27 @@ from oracle.runs import FRESH, SAME_BUFFER
 from oracle.targets import Target
 from planner import tg
 from planner.mutants import MUTANTS
+from planner.ran import as_data, recording
 
 ROOT = Path(__file__).resolve().parents[1]
 CALLS = 5
 SAMPLED = 4  # programs of the generator's seed-0 sample
-# runs each script given after the mode in one fresh process, as a user runs it, and prints each one's output and exit
-# status as JSON; `standalone` first hides planfuzz from the scripts (a tinyjit repro imports only tinygrad and numpy)
+# runs each script given after the mode in one fresh process, as a user runs it, and prints as JSON each one's output,
+# exit status and what tinygrad ran in its JIT calls (planner/ran.py, set up before anything is hidden); `standalone`
+# hides planfuzz from the scripts (a tinyjit repro imports only tinygrad and numpy)
 RUNNER = """
 import contextlib, io, json, runpy, sys, traceback
-if sys.argv[1] == "standalone": sys.modules.update(planner=None, oracle=None, fuzz=None)
-done = []
-for path in sys.argv[2:]:
-  out = io.StringIO()
-  with contextlib.redirect_stdout(out):
-    try: runpy.run_path(path, run_name="__main__"); rc = 0
-    except SystemExit as e: rc = e.code or 0
-    except BaseException: traceback.print_exc(file=out); rc = 1
-  done.append({"rc": rc, "stdout": out.getvalue()})
+from planner.ran import as_data, recording
+with recording() as calls:
+  if sys.argv[1] == "standalone": sys.modules.update(planner=None, oracle=None, fuzz=None)
+  done = []
+  for path in sys.argv[2:]:
+    out, before = io.StringIO(), len(calls)
+    with contextlib.redirect_stdout(out):
+      try: runpy.run_path(path, run_name="__main__"); rc = 0
+      except SystemExit as e: rc = e.code or 0
+      except BaseException: traceback.print_exc(file=out); rc = 1
+    done.append({"rc": rc, "stdout": out.getvalue(), "ran": as_data(calls[before:])})
 print(json.dumps(done))
 """
 MISMATCH = re.compile(r"^MISMATCH (\S+) at call (\d+)", re.M)
@@ -63,11 +67,13 @@ STATIC = re.compile(r"^MISMATCH \(static\) \[([^\]]+)\]", re.M)
 @dataclass(frozen=True)
 class Said:
   """What the oracle said of one program under one target: every value it compared, each with its decision, the
-  (observable, call) it found wrong, its plan findings' kinds, and whether the JIT raised."""
+  (observable, call) it found wrong, its plan findings' kinds, whether the JIT raised, and what tinygrad ran in the
+  JIT's calls while it judged (`planner.ran`), which the script must run too."""
   checks: tuple[Expected, ...]
   wrong: frozenset[tuple[str, int]]
   static: frozenset[str]
   error: bool
+  ran: list
 
 
 @dataclass(frozen=True)
@@ -100,35 +106,45 @@ def compared(judged: Judged, mode: str) -> list[tuple[str, int]]:
 def oracle_says(program: Program, target: Target, mode: str) -> Said | None:
   """The oracle's verdict on `program`, with the decision behind every value it compared (and every one it missed);
   None when it rejects the program."""
-  j = judge_program(lambda: to_subject(program), target, CALLS, mode)
+  with recording() as calls: j = judge_program(lambda: to_subject(program), target, CALLS, mode)
   if j.verdict.rejected is not None or j.got is None: return None
   values = [f for f in j.verdict.findings if is_value(f)]
   pairs = compared(j, mode)
   pairs += [(f.subject, f.call) for f in values if (f.subject, f.call) not in pairs]  # not observable in the JIT run
   return Said(tuple(expected(j.ref, j.got, path, call, mode) for path, call in pairs), frozenset((f.subject, f.call) for f in values),
               frozenset(f.kind for f in j.verdict.findings if f.call is None),
-              any(not is_value(f) and f.call is not None for f in j.verdict.findings))
+              any(not is_value(f) and f.call is not None for f in j.verdict.findings), as_data(calls))
 
 
-def run_scripts(name: str, target: Target, texts: list[str], tmp_path: Path) -> list[dict]:
-  """Each script's output and exit status, run one after another in one fresh process."""
+def run_scripts(name: str, target: Target, texts: list[str], tmp_path: Path, env: dict[str, str] | None = None) -> list[dict]:
+  """Each script's output, exit status and what it ran, run one after another in one fresh process (in `env`)."""
   paths = []
   for i, text in enumerate(texts):
     (path := tmp_path / f"{name}-{i}.py").write_text(text)
     paths.append(str(path))
   mode = "standalone" if target.kind == "tinyjit" else "planfuzz"
-  out = subprocess.run([sys.executable, "-c", RUNNER, mode, *paths], capture_output=True, text=True, timeout=300, cwd=ROOT)
+  out = subprocess.run([sys.executable, "-c", RUNNER, mode, *paths], capture_output=True, text=True, timeout=600, cwd=ROOT, env=env)
   assert out.returncode == 0, out.stdout + out.stderr
   return json.loads(out.stdout.splitlines()[-1])
 
 
 def agrees(said: Said, target: Target, script: dict, what: str) -> None:
-  """The script's verdict is the oracle's: the same (observable, call) mismatch, the same plan findings, the same error."""
+  """The script's verdict is the oracle's: the same (observable, call) mismatch, the same plan findings, the same error;
+  and the script ran the program the oracle judged: the same kernels and copies, on the same devices, in each JIT call."""
+  ran = script["ran"][:len(said.ran)] if target.kind != "tinyjit" else script["ran"]  # then its plan checks judge it again
+  assert ran == said.ran, f"{what}: the script ran another program than the judged one\n{first_difference(said.ran, ran)}"
   shown = {(path, int(call)) for path, call in MISMATCH.findall(script["stdout"])}
   assert shown == said.wrong, f"{what}: the script says {sorted(shown)}, the oracle {sorted(said.wrong)}\n{script['stdout']}"
   if target.kind != "tinyjit": assert set(STATIC.findall(script["stdout"])) == said.static, (what, said.static, script["stdout"])
   assert said.error == ("Traceback" in script["stdout"]), (what, script["stdout"])
   assert (script["rc"] == 1) == bool(said.wrong or said.static or said.error), (what, script)
+
+
+def first_difference(judged: list, script: list) -> str:
+  """Where two recordings of what ran part: the first JIT call that differs, both ways."""
+  for a, b in zip(judged, script, strict=False):
+    if a != b: return f"judged: {a}\nscript: {b}"
+  return f"judged {len(judged)} JIT calls, the script made {len(script)}"
 
 
 # ---------- the corpus ----------
@@ -150,6 +166,14 @@ SYMBOLIC = Program(params=(), inputs=(Leaf("x0", (8, 4), seed=2),), state=(), ba
 SHARDED_INPUT = Program(params=(), inputs=(Leaf("x0", (4, 4), seed=2, shard=(2, 0)),), state=(), backward=(), returns="v1",
                         body=(Op("scale", ("x0", 2.0), "v0"), Op("unshard", ("v0", "DEFAULT"), "v1")))
 
+# hand-written for issue 32: a copy to the second device and back beside an input sharded over two devices, the two
+# places a repro once ran another program than the campaign (its copies went to the CPU, not CPU:1 or AMD:1)
+COPY_AND_SHARD = Program(params=(Leaf("p0", (8,), seed=1),), inputs=(Leaf("x0", (4, 4), seed=2, shard=(2, 0)), Leaf("x1", (8,), seed=3)),
+                         state=(), backward=(Backward("v5"),), returns=Group("tuple", ("v5", "v7")),
+                         body=(Op("mul", ("x1", "p0"), "v0"), Op("to", ("v0", "SECOND"), "v1"), Op("relu", ("v1",), "v2"),
+                               Op("contiguous", ("v2",), "v3"), Op("to", ("v3", "DEFAULT"), "v4"), Op("scale", ("v4", 2.0), "v5"),
+                               Op("scale", ("x0", 2.0), "v6"), Op("unshard", ("v6", "DEFAULT"), "v7")))
+
 
 def named_corpus() -> list[Case]:
   from fuzz.gen.program import StateUpdate
@@ -167,7 +191,9 @@ def named_corpus() -> list[Case]:
           Case("input-assign", INPUT_ASSIGN, tinyjit, SAME_BUFFER), Case("pruned-state", pruned, tinyjit, SAME_BUFFER),
           Case("through-second-device", THROUGH_SECOND, tinyjit.with_knobs(JIT=2), FRESH),
           Case("returned-input-view", INPUT_VIEW, tinyjit, FRESH), Case("fed-back", FED_BACK, tinyjit, SAME_BUFFER),
-          Case("symbolic", SYMBOLIC, tinyjit, SAME_BUFFER), Case("sharded-input", SHARDED_INPUT, tinyjit, SAME_BUFFER)]
+          Case("symbolic", SYMBOLIC, tinyjit, SAME_BUFFER), Case("sharded-input", SHARDED_INPUT, tinyjit, SAME_BUFFER),
+          Case("copy-and-shard", COPY_AND_SHARD, tinyjit, SAME_BUFFER),
+          Case("copy-and-shard-method", replace(COPY_AND_SHARD, method=True), tinyjit, FRESH)]
 
 
 def sampled_corpus(n: int) -> list[Case]:
@@ -198,7 +224,7 @@ def test_every_corpus_programs_script_reaches_the_oracles_verdict(tmp_path: Path
   scripts = run_scripts("corpus", Target("tinyjit"), texts, tmp_path)
   for case, script in zip(judged, scripts, strict=True): agrees(said[case.name], case.target, script, case.name)
   forms = {c.name: "def build():" in text for c, text in zip(judged, texts, strict=True)}
-  assert not forms["lazy-grad"] and not forms["sharded-input"] and forms["train-eval-method"], forms  # both forms judged
+  assert not forms["copy-and-shard"] and forms["copy-and-shard-method"] and forms["train-eval-method"], forms  # both forms judged
   assert any(said[c.name].wrong for c in judged) and any(x.source != x.call for c in judged for x in said[c.name].checks)
   for case in (c for c in judged if said[c.name].wrong):  # the script of a campaign's finding: its row of the decisions
     path, call = min(said[case.name].wrong, key=lambda w: (w[1], w[0]))
@@ -230,7 +256,7 @@ for name in sys.argv[2:]:
   said = oracle_says(program, target, mode)
   assert said is not None, f"{name}: its first finding's program is rejected when judged again"
   print(json.dumps({"name": name, "script": compare_script(program, target, mode, CALLS, said.checks, "", static=True),
-                    "wrong": sorted(said.wrong), "static": sorted(said.static), "error": said.error}), flush=True)
+                    "wrong": sorted(said.wrong), "static": sorted(said.static), "error": said.error, "ran": said.ran}), flush=True)
 """
 MUTANT_EXAMPLES = 300
 # one mutant of each kind, each found within a few examples: a planner, a policy, a replay copy rule
@@ -250,7 +276,7 @@ def mutants_both_ways(names: list[str], tmp_path: Path) -> None:
   assert [f["name"] for f in found] == names
   scripts = run_scripts("mutants", Target(), [f["script"] for f in found], tmp_path)
   for f, script in zip(found, scripts, strict=True):
-    said = Said((), frozenset(tuple(w) for w in f["wrong"]), frozenset(f["static"]), f["error"])
+    said = Said((), frozenset(tuple(w) for w in f["wrong"]), frozenset(f["static"]), f["error"], f["ran"])
     assert said.wrong or said.static or said.error, f
     agrees(said, Target.for_mutant(f["name"]), script, f"{f['name']}: the short script of its first finding")
 
@@ -262,3 +288,37 @@ def test_a_mutants_first_finding_repro_reaches_the_oracles_verdict(tmp_path: Pat
 @pytest.mark.slow
 def test_every_mutants_first_finding_repro_reaches_the_oracles_verdict(tmp_path: Path) -> None:
   mutants_both_ways([m for m in MUTANTS if not MUTANTS[m].advisory and m not in FAST_MUTANTS + UNREACHED], tmp_path)
+
+
+# ---------- on the emulated GPU ----------
+
+# judged on the emulated GPU in a process of its own: the hand-written copy-and-shard program in both repro forms, a
+# JSON line each with the script and what the oracle said
+EMULATED = """
+import json
+from dataclasses import asdict, replace
+from fuzz.gen.printer import compare_script
+from oracle.runs import FRESH, SAME_BUFFER
+from oracle.targets import Target
+from tests.test_repro_verdicts import CALLS, COPY_AND_SHARD, oracle_says
+for program, mode in ((COPY_AND_SHARD, SAME_BUFFER), (replace(COPY_AND_SHARD, method=True), FRESH)):
+  said = oracle_says(program, Target("tinyjit"), mode)
+  assert said is not None, "rejected on the emulated GPU"
+  print(json.dumps({"script": compare_script(program, Target("tinyjit"), mode, CALLS, said.checks, ""), "wrong": sorted(said.wrong),
+                    "error": said.error, "ran": said.ran}), flush=True)
+"""
+
+
+def test_a_script_runs_the_judged_program_on_the_emulated_gpu(tmp_path: Path) -> None:
+  """On the emulated AMD GPU a copy goes to AMD:1 and a shard over AMD:0 and AMD:1, in the judge's process and in the
+  script's alike, in either form; HCQGraph batches the same calls in both."""
+  from tests.emulated import emulated_env
+  env = emulated_env()
+  out = subprocess.run([sys.executable, "-c", EMULATED], capture_output=True, text=True, timeout=600, cwd=ROOT, env=env)
+  assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-4000:]
+  judged = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+  scripts = run_scripts("emulated", Target("tinyjit"), [j["script"] for j in judged], tmp_path, env)
+  for j, script, what in zip(judged, scripts, ("short form", "full harness"), strict=True):
+    agrees(Said((), frozenset(tuple(w) for w in j["wrong"]), frozenset(), j["error"], j["ran"]), Target("tinyjit"), script, what)
+  ran = [r for call in judged[0]["ran"] for r in call["ran"]]
+  assert any(r[0] == "copy" and "AMD:1" in r[1] for r in ran) or any(i[0] == "copy" and "AMD:1" in i[1] for r in ran for i in r[2]), ran

@@ -2,34 +2,22 @@
 
 A green run proves what it covered with these figures: `sharded: 14% of examples, 9% planned a multi-device buffer`.
 It counts from each example's program and its capture's planned buffers (`Outcome.plan`, `planner.memplan.Placement`s),
-so it needs no second run, and it merges across workers like the rest of `fuzz.campaign.stats.Stats`. On a device
-with a graph runner it also counts what the graphs really ran (`Outcome.graphs`, read off tinygrad's graph runners as
-they ran, never the program text).
+so it needs no second run, and it merges across workers like the rest of `fuzz.campaign.stats.Stats`. It also counts
+what each replay engine really ran (`Outcome.ran`, read off the engine as it ran, never the program text: the plain
+replays, the graph runners' batches, HCQ2's 'hcq' calls; planner/engines/), in each engine's census rows.
 """
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from fuzz.gen.features import FEATURES
 from fuzz.gen.program import Program
-from planner.tg import GraphBatch
+from planner.engines import ENGINES, census_rows
 
 if TYPE_CHECKING:  # planner.memplan needs a tinygrad the planner supports; the tinyjit target runs on older ones
   from planner.memplan import Placement
-
-# graph census rows: (name, whether an example's graph batches show it); "replayed" is the proof a capture was graphed
-GRAPH_ROWS: tuple[tuple[str, Callable[[tuple[GraphBatch, ...]], bool]], ...] = (
-  ("a graph batch replayed", lambda gs: any(g.runs >= 2 for g in gs)),
-  ("a multi-device batch", lambda gs: any(g.devices >= 2 for g in gs)),
-  ("a Variable in a batch", lambda gs: any(g.variables for g in gs)),
-  ("2+ inputs patched into one batch", lambda gs: any(g.inputs >= 2 for g in gs)),
-  ("a batch cut at JIT_BATCH_SIZE", lambda gs: any(g.batch_cap and g.calls == g.batch_cap for g in gs)),
-  ("a one-kernel graph (GRAPH_ONE_KERNEL)", lambda gs: any(g.calls == 1 for g in gs)),
-)
-
 
 @dataclass
 class Census:
@@ -38,11 +26,11 @@ class Census:
   planned: Counter = field(default_factory=Counter)  # feature -> examples whose capture planned a buffer of it
   buffers: list[int] = field(default_factory=list)  # planned buffers per capture
   largest: int = 0  # bytes of the largest planned buffer
-  graphs: Counter = field(default_factory=Counter)  # GRAPH_ROWS name -> examples whose graph batches showed it
+  engines: dict[str, Counter] = field(default_factory=dict)  # engine label -> row name -> examples whose records showed it
 
-  def record(self, program: Program, rows: tuple[Placement, ...], graphs: tuple[GraphBatch, ...] = ()) -> None:
+  def record(self, program: Program, rows: tuple[Placement, ...], ran: dict[str, tuple] | None = None) -> None:
     self.examples += 1
-    self.graphs.update(name for name, shows in GRAPH_ROWS if shows(graphs))
+    for label, shown in census_rows(ran or {}).items(): self.engines.setdefault(label, Counter()).update(shown)
     self.buffers.append(len(rows))
     self.largest = max([self.largest, *(r.nbytes for r in rows)])
     for f in FEATURES:
@@ -51,7 +39,8 @@ class Census:
       if f.planned is not None and f.planned(rows): self.planned[f.name] += 1
 
   def to_plain(self) -> dict: return {"examples": self.examples, "had": dict(self.had), "planned": dict(self.planned),
-                                      "buffers": self.buffers, "largest": self.largest, "graphs": dict(self.graphs)}
+                                      "buffers": self.buffers, "largest": self.largest,
+                                      "engines": {label: dict(rows) for label, rows in self.engines.items()}}
 
   def merge(self, plain: dict) -> None:
     self.examples += plain["examples"]
@@ -59,7 +48,7 @@ class Census:
     self.planned.update(plain["planned"])
     self.buffers += plain["buffers"]
     self.largest = max(self.largest, plain["largest"])
-    self.graphs.update(plain["graphs"])
+    for label, rows in plain["engines"].items(): self.engines.setdefault(label, Counter()).update(rows)
 
   def share(self, name: str, counter: Counter | None = None) -> float:
     """The fraction of examples that had (or planned, with `planned`) feature `name`."""
@@ -74,9 +63,10 @@ class Census:
       line = f"  {f.name}: {100 * self.share(f.name):.0f}% of examples"
       if f.planned is not None: line += f", {100 * self.share(f.name, self.planned):.0f}% {f.planned_what}"
       lines.append(line)
-    return lines + self.graph_summary()
+    return lines + [line for e in ENGINES.values() for line in self.engine_summary(e.label)]
 
-  def graph_summary(self) -> list[str]:
-    if not self.graphs:
-      return ["  graphs: none ran (the device has no graph runner, every example ran with JIT=2, or the target runs nothing)"]
-    return [f"  graphs: {100 * self.share(name, self.graphs):.0f}% of examples {name}" for name, _ in GRAPH_ROWS]
+  def engine_summary(self, label: str) -> list[str]:
+    """An engine's rows (`hcq2: 61% of examples an 'hcq' call replayed`), or why none ran."""
+    engine = next(e for e in ENGINES.values() if e.label == label)
+    if not +self.engines.get(label, Counter()): return [f"  {label}: {engine.none_ran}"]
+    return [f"  {label}: {100 * self.share(name, self.engines[label]):.0f}% of examples {name}" for name, _ in engine.rows]

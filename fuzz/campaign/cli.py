@@ -64,8 +64,11 @@ def parser() -> argparse.ArgumentParser:
   r.add_argument("--report", default=None, help="report.md path (default: REPRO_DIR/report.md; report.json goes beside it)")
   r.add_argument("--strict", action="store_true", help="advisories (tinygrad contracts a plan departs from) fail the run too")
   r.add_argument("--no-confirm", action="store_true", help="skip confirming each new bug's repro in a fresh process")
-  r.add_argument("--graph-mutant", default=None, help="plant a fault in tinygrad's graph replay in every worker "
-                 "(planner/graph_mutants.py), to show a campaign on a device with graphs judges the graph path")
+  planted = r.add_mutually_exclusive_group()
+  planted.add_argument("--graph-mutant", dest="replay_mutant", default=None, help="plant a fault in tinygrad's graph replay in every "
+                       "worker (planner/engines/graph.py), to show a campaign on a device with graphs judges the graph path")
+  planted.add_argument("--hcq2-mutant", dest="replay_mutant", default=None, help="plant a fault in tinygrad's HCQ2 replay in every "
+                       "worker (planner/engines/hcq2.py), to show a campaign whose workers run HCQ2 judges that path")
   rp = sub.add_parser("replay", help="run a saved repro script; exit 1 when it reproduces")
   rp.add_argument("file")
   mg = sub.add_parser("merge", help="one report for a CI matrix from its runners' report.json files (or directories of them)")

@@ -20,7 +20,7 @@ from oracle.attribution import blame_static
 from oracle.check import PlanSink, blame, judge_program
 from oracle.compare import Verdict
 from oracle.targets import Target
-from planner import tg
+from planner import engines, tg
 
 
 def under_knobs(target: Target, drawn: dict[str, int]) -> Target:
@@ -62,10 +62,15 @@ def _judged(program: Program, target: Target, calls: int, mode: str, attribute: 
   @functools.cache  # once per variant and patch
   def rerun(variant: Program, patch: Callable[[], contextlib.AbstractContextManager] | None = None) -> Outcome:
     with (patch or contextlib.nullcontext)(): return _outcome(variant, target, calls, mode, True, None, False)
-  with tg.spy_graphs() as graphs:
+  with engines.spied() as ran:
     judged = judge_program(factory, target, calls, mode, ref=references.reference_of(program, mode, calls), on_plan=on_plan)
   references.keep(program, mode, calls, judged.ref)
   if attribute or program.prune or any(maybe_known(f, program) for f in judged.verdict.findings):
     verdict: Verdict = blame(factory, target, calls, mode, judged)
-    return replace(without_known(settle(verdict), program, rerun), graphs=tuple(graphs))
-  return replace(Outcome.of(settle(judged.verdict)), graphs=tuple(graphs))
+    return replace(without_known(settle(verdict), program, rerun), ran=recorded(ran))
+  return replace(Outcome.of(settle(judged.verdict)), ran=recorded(ran))
+
+
+def recorded(ran: dict[str, list]) -> dict[str, tuple]:
+  """What each engine ran, as the census keeps it: only engines that ran something."""
+  return {name: tuple(records) for name, records in ran.items() if records}

@@ -39,7 +39,7 @@ class Job:
   claims: ClaimBook = ClaimBook(None)  # where workers claim the bugs they shrink (default: this worker alone)
   shrink_budget: float = DEFAULT_SHRINK_BUDGET
   strict: bool = False  # advisories count as findings
-  graph_mutant: str | None = None  # a fault planted in tinygrad's graph replay for the worker's life (planner/graph_mutants.py)
+  replay_mutant: str | None = None  # a fault planted in a replay engine for the worker's life (planner/engines/)
   limits: Limits = Limits()  # past them, this process retires between examples and a fresh one carries on
 
 

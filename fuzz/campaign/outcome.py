@@ -1,8 +1,8 @@
 """The fuzzer's verdict on one example: the oracle's verdict, unchanged, wrapped with what a campaign adds to it.
 
 The oracle decides what is wrong (oracle/compare.py `Verdict`); a campaign then tells which of those findings are
-known tinygrad bugs (fuzz/known/bugs.py), and keeps what its census counts: the capture's plan rows and the graph
-batches that ran. Those are the campaign's, so they live here, never written into the oracle's verdict.
+known tinygrad bugs (fuzz/known/bugs.py), and keeps what its census counts: the capture's plan rows and what each
+replay engine ran. Those are the campaign's, so they live here, never written into the oracle's verdict.
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ class Outcome:
   findings: list[Finding] = field(default_factory=list)  # the verdict's findings no known tinygrad bug explains
   known: list[tuple[str, Finding]] = field(default_factory=list)  # (known bug's name, finding) for the others
   plan: tuple = ()  # the capture's planned buffers (`MemoryPlan.placements()`): what the census counts
-  graphs: tuple = ()  # the graph batches the target run ran (`planner.tg.GraphBatch`): the census's proof graphs ran
+  ran: dict = field(default_factory=dict)  # engine name -> what it ran in the target run (planner/engines/): the census's proof
 
   @classmethod
   def of(cls, verdict: Verdict) -> Outcome:

@@ -30,13 +30,13 @@ from fuzz.campaign.usage import BOTH, EXIT_FOUND, EXIT_OK, UsageError
 from fuzz.campaign.workers import run_pool, shares
 from oracle.targets import Target
 from planner import tg
-from planner.graph_mutants import GRAPH_MUTANTS
+from planner.engines import MUTANTS
 
 
 def check_options(args: argparse.Namespace) -> None:
   """The options that need the campaign engine loaded to check: a bad one is one line naming the fix."""
-  if args.graph_mutant is not None and args.graph_mutant not in GRAPH_MUTANTS:
-    raise UsageError(f"unknown --graph-mutant {args.graph_mutant!r}: choose one of {', '.join(GRAPH_MUTANTS)}")
+  if args.replay_mutant is not None and args.replay_mutant not in MUTANTS:
+    raise UsageError(f"unknown replay mutant {args.replay_mutant!r}: choose one of {', '.join(MUTANTS)}")
   try: open_database(args.db, args.shared_db)  # fail now, in one line, not in every worker
   except DatabaseError as e: raise UsageError(str(e)) from e
 
@@ -74,7 +74,7 @@ def jobs_for(args: argparse.Namespace, target: Target, carried: resume.Carried |
   restart = (carried.runs if carried else 0) * resume.RESTARTS_PER_RUN
   return [Job(target, None if args.mode == BOTH else args.mode, args.replays + 2, n, deadline, args.seed, w, args.db, args.shared_db,
               reuse=w == 0, restart=restart, claims=claims, shrink_budget=args.shrink_budget, strict=args.strict,
-              graph_mutant=args.graph_mutant, limits=Limits(args.max_rss, args.worker_examples))
+              replay_mutant=args.replay_mutant, limits=Limits(args.max_rss, args.worker_examples))
           for w, n in enumerate(per_worker) if n > 0]
 
 
@@ -94,7 +94,7 @@ def run(args: argparse.Namespace, target: Target) -> int:
     progress.show(triage.stats)
     saver.save(triage.stats)
 
-  print(f"planfuzz: {target.describe()}{'; graph mutant ' + args.graph_mutant if args.graph_mutant else ''}; mode {args.mode}; "
+  print(f"planfuzz: {target.describe()}{'; replay mutant ' + args.replay_mutant if args.replay_mutant else ''}; mode {args.mode}; "
         f"{calls} calls; seed {args.seed}; {len(jobs)} worker(s); shrink budget {args.shrink_budget:g}s a bug; database {args.db}"
         f"{' + ' + args.shared_db + ' (read-only)' if args.shared_db else ''}"
         f"{f'; resuming run {saver.runs} of this command' if carried else ''}", file=sys.stderr)

@@ -44,7 +44,7 @@ class Stats:
     """Count one example (and, given its program, take its census); the new Bug when its findings have a signature not
     seen before."""
     self.examples += 1
-    if program is not None and outcome.rejected is None: self.census.record(program, outcome.plan, outcome.graphs)
+    if program is not None and outcome.rejected is None: self.census.record(program, outcome.plan, outcome.ran)
     self.compared += outcome.compared
     self.seconds.append(seconds)
     self.run_seconds += outcome.run_seconds

@@ -26,7 +26,7 @@ from fuzz.campaign.messages import Event, Exited, Job, Result, Retired, ShrinkSt
 from fuzz.campaign.outcome import Outcome
 from oracle.compare import Verdict
 from oracle.findings import Finding
-from planner.graph_mutants import planted
+from planner.engines import planted
 
 CRASH, HANG = "crash", "hang"
 POLL_S = 0.2
@@ -44,7 +44,7 @@ def _worker(job: Job, conn: Any) -> None:
   in the middle of an example still leaves its 'start' for the parent to read. Ctrl-C is the parent's to handle: it
   stops the pool and reports what the workers finished."""
   signal.signal(signal.SIGINT, signal.SIG_IGN)
-  with planted(job.graph_mutant): retired = explore(job, conn.send)
+  with planted(job.replay_mutant): retired = explore(job, conn.send)
   conn.close()
   if retired is not None:  # its device may be broken: tinygrad's finalizers would wait on it at exit and print its hang
     sys.stdout.flush()

@@ -1,7 +1,9 @@
 """What a program needs that tinygrad spells differently across versions (0.12.0 on), as plain functions.
 
 Their source is pasted into every repro script beside `data`, so a script pasted into a tinygrad bug report runs on
-the reporter's version too. Only tinygrad's public API is used.
+the reporter's version too. Only tinygrad's public API is used, and only names a script imports at its top
+(`fuzz.gen.printer.imports_line`): a pasted helper that looked for another would find nothing in the script
+(tests/test_pasted.py runs each one alone in such a namespace).
 """
 from tinygrad import Context, Device, Tensor
 
@@ -28,5 +30,5 @@ def second_device(default):
   batch them are exercised; the CPU beside a GPU that is alone on its runner."""
   kind = default.split(":")[0]
   try: Device[f"{kind}:1"]
-  except Exception: return "CPU"  # no second device of this kind here
+  except (RuntimeError, ExceptionGroup): return "CPU"  # tinygrad's 'No device found for 1' (one interface, or several)
   return f"{kind}:1"

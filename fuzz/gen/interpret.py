@@ -9,7 +9,7 @@ from __future__ import annotations
 import linecache
 
 import numpy as np
-from tinygrad import Context, Tensor, nn
+from tinygrad import Context, Device, Tensor, nn
 
 from fuzz.gen.compat import Sharded, param, second_device, training
 from fuzz.gen.program import Program
@@ -34,8 +34,8 @@ def to_subject(program: Program) -> Subject:
   text = "\n".join(build_lines(program)) + "\n"
   filename = f"<planfuzz program {abs(hash(text)):x}>"
   linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)  # readable tracebacks from the step
-  scope = {"Tensor": Tensor, "nn": nn, "Context": Context, "data": data, "param": param, "training": training, "Sharded": Sharded,
-           "second_device": second_device}
+  scope = {"Tensor": Tensor, "Device": Device, "nn": nn, "Context": Context, "data": data, "param": param, "training": training,
+           "Sharded": Sharded, "second_device": second_device}
   exec(compile(text, filename, "exec"), scope)
   step, observe, inputs, evaluate = scope["build"]()
   return Subject(step, inputs, observe, program.prune, evaluate=evaluate, reset=program.reset, method=program.method)

@@ -34,7 +34,7 @@ from fuzz.gen import harness, inline
 from fuzz.gen.compat import Sharded, param, second_device, training
 from fuzz.gen.interpret import data, to_subject
 from fuzz.gen.program import OPTIMIZERS, Program
-from fuzz.gen.render import build_lines, sharded
+from fuzz.gen.render import build_lines, uses_devices
 from oracle.check import judge_program
 from oracle.compare import COMPARED_WITH
 from oracle.expected import Expected, expected
@@ -44,6 +44,7 @@ from oracle.schedule import Schedule
 from oracle.targets import Target
 from planner import tg
 
+PASTED = (data, param, training, Sharded, second_device)  # what a script may hold by source (tests/test_pasted.py)
 SAME = '''
 def same(g, w, rtol, atol):
   if g is None or g.shape != w.shape: return False
@@ -129,11 +130,18 @@ def head_lines(program: Program, target: Target, mode: str, calls: int, about: s
           'eagerly as the reference. Exit status 1: the JIT differs (reproduced); 0: it agrees."""',
           *(f"# finding: {line}" for line in about.splitlines())]
   if env: head += ["import os", f"os.environ.update({ {k: str(v) for k, v in env.items()} !r})  # read by tinygrad once per process"]
-  head += ["import numpy as np", f"from tinygrad import Context, Tensor, TinyJit{', nn' if optimizer(program) else ''}"]
+  head += ["import numpy as np", imports_line(program)]
   if inline.grouped(program): head.append("from tinygrad.nn.state import get_parameters")
   if target.kind != "tinyjit":
     head += ["", "from oracle.targets import Target  # planfuzz: PlannedJit with this policy and planner", "", f"TARGET = {target!r}"]
   return head
+
+
+def imports_line(program: Program) -> str:
+  """What the script imports from tinygrad: every name its program's lines and its pasted helpers use, and no other
+  (`Device` where it names devices, `nn` for an optimizer). tests/test_pasted.py runs each helper with these alone."""
+  names = ["Context", *(["Device"] if uses_devices(program) else []), "Tensor", "TinyJit", *(["nn"] if optimizer(program) else [])]
+  return f"from tinygrad import {', '.join(names)}"
 
 
 def tail_lines(target: Target, static: bool) -> list[str]:
@@ -171,7 +179,7 @@ def helpers(program: Program, short: bool) -> str:
   sharded input where it takes it, with no `Sharded` to hand it over."""
   used = ([param] if program.params else []) + ([training] if optimizer(program) else [])
   used += [Sharded] if not short and any(x.shard for x in program.inputs) else []
-  used += [second_device] if any(op.kind == "to" for op in program.body) or sharded(program) else []
+  used += [second_device] if uses_devices(program) else []
   return "".join(src + "\n\n" for src in [data_source(program), *map(pasted, used)])
 
 

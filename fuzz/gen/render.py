@@ -2,8 +2,8 @@
 
 This text is what runs: `fuzz.gen.interpret` executes it and `fuzz.gen.printer` pastes it into a repro script, so the
 two can never disagree. Each op is rendered from the op table the feature registry completes (`fuzz.gen.features.OPS`).
-Names used and not defined here (`Tensor`, `nn`, `Context`, `data`) are provided by whoever executes it, with `param`
-and `training` from `fuzz.gen.compat`.
+Names used and not defined here (`Tensor`, `Device`, `nn`, `Context`, `data`) are provided by whoever executes it, with
+`param`, `training` and `second_device` from `fuzz.gen.compat`.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from fuzz.gen.program import OPTIMIZERS, Leaf, Op, Path, Program, Returned, need
 SEED = 1  # Tensor.manual_seed at build time: the reference and every JIT run draw the same rand stream
 # the two devices copies go between: the default one, and a second one of its kind (CPU:1, AMD:1) or, beside a GPU
 # alone on its runner, the CPU, so a one-GPU runner has a copy lane too (`fuzz.gen.compat.second_device`)
-DEVICE_LINES = ["from tinygrad import Device", "DEFAULT = Device.DEFAULT", "SECOND = second_device(DEFAULT)"]
+DEVICE_LINES = ["DEFAULT = Device.DEFAULT", "SECOND = second_device(DEFAULT)"]
 
 
 SHARD_LINES = ["shards = lambda n: tuple(DEFAULT if i == 0 else f\"{DEFAULT.split(':')[0]}:{i}\" for i in range(n))"]
@@ -32,6 +32,11 @@ def leaf_line(leaf: Leaf, make: str = "Tensor") -> str:
 def sharding(leaf: Leaf) -> str:
   """What shards a leaf's tensor over its devices (nothing for a leaf on one device)."""
   return "" if leaf.shard is None else f".shard(shards({leaf.shard[0]}), axis={leaf.shard[1]})"
+
+
+def uses_devices(program: Program) -> bool:
+  """Whether the program names devices (a copy to the second one, a shard over several): it needs `Device`."""
+  return any(op.kind == "to" for op in program.body) or sharded(program)
 
 
 def sharded(program: Program) -> bool:
@@ -145,7 +150,7 @@ def setup_lines(program: Program) -> list[str]:
   """What runs once before the calls: imports the program needs, leaves, optimizer, kept lists, `step` (and
   `evaluate`)."""
   lines = ["from tinygrad import Variable"] if program.variable is not None else []
-  if any(op.kind == "to" for op in program.body) or sharded(program): lines += DEVICE_LINES
+  if uses_devices(program): lines += DEVICE_LINES
   if sharded(program): lines += SHARD_LINES
   if program.uses_rand: lines.append(f"Tensor.manual_seed({SEED})")
   lines += [leaf_line(leaf, "param") for leaf in program.params] + [leaf_line(leaf) for leaf in program.state]

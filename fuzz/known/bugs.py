@@ -20,6 +20,7 @@ from oracle.device import device_kind
 from oracle.findings import JIT_ERROR, STALE, VALUE_KINDS, Finding
 from oracle.signature import role
 from planner import tg
+from planner.engines import graph
 
 KNOWN_DIR = Path(__file__).parent
 PRUNE_SPLIT = "invariant:prune-split"
@@ -108,7 +109,7 @@ def _gone_with_kernel_args_by_program(f: Finding, program: Any, rerun: Rerun | N
   """The mechanism of graph-kernel-args-shifted: the difference vanishes when the graph runners give each kernel the
   buffers its program takes (the fix, patched in for the rerun; not where tinygrad's internals are unsupported)."""
   if rerun is None or program is None or tg.MISSING: return False
-  return _gone(f, rerun(program, tg.graph_kernel_args_by_program))
+  return _gone(f, rerun(program, graph.graph_kernel_args_by_program))
 
 
 def _assigned_input(f: Finding) -> bool:
@@ -168,11 +169,15 @@ KNOWN_BUGS: tuple[KnownBug, ...] = (
            KNOWN_DIR / "hcq2_sharded_capture_asserts.py", _hcq_multi_device_assert, "capture", _hcq_multi_device_assert,
            lambda program: bool(tg.environment_knobs().get("HCQ2")) and _sharded(program), devices=CPU_ONLY),
   KnownBug("hcq2-fed-back-output-read-stale",
-           "with HCQ2=1 a replay given the JIT's own output back as its input copies it, as it must, but the single 'hcq' "
-           "call computes from the previous call's input data instead of the copy",
-           KNOWN_DIR / "hcq2_fed_back_output_read_stale.py", _settled_value, "capture", _stale_value,
+           "with HCQ2=1 the whole capture is one 'hcq' call, for which tinygrad's get_call_outs_ins says nothing is "
+           "written, so a replay never copies an input the capture writes (the JIT's own output fed back): a kernel "
+           "rewriting that output runs before a read of the input on the same queue, or races it on another device's "
+           "queue (a copy to CPU:1 of the fed-back input; there the attribution reruns fall either way, so the "
+           "mechanism, gone without the feedback, decides)",
+           KNOWN_DIR / "hcq2_fed_back_output_read_stale.py", _settled_value, "capture",
+           lambda f: _stale_value(f) and f.attribution == "capture",
            lambda program: getattr(program, "feedback", None) is not None and bool(tg.environment_knobs().get("HCQ2")),
-           shows_mechanism=_gone_without_feedback, devices=CPU_ONLY),
+           shows_mechanism=_gone_without_feedback, devices=CPU_ONLY, also_blamed=("planner",)),
   KnownBug("graph-input-view-stale",
            "with graphs (HCQGraph), a graphed call that reads a view of a step's input as a buffer (a kernel reading "
            "`x[1:5].contiguous()`, a copy `x[1:5].to(\"AMD:1\")`, a shard of it) keeps the capture call's view: given a new "

@@ -2,10 +2,12 @@
 """tinygrad TinyJit under HCQ2=1: a returned tensor fed back as the next call's input is read stale on replay.
 
 The step returns (-x, x.max() * p); from call 1 on, x is the previous call's first returned tensor, the JIT's own
-output buffer. A replay copies that input first (it is a buffer the linear writes), and without HCQ2 the kernels read
-the copy. With HCQ2=1, where the whole JIT is one 'hcq' call, every replay computes from the previous call's input
-data instead (here: the max of the capture call's x, 6, where eager gives 2). Also with NO_MEMORY_PLANNER=1 and
-JIT=2; fine with HCQ2 unset. Exit status 1: reproduced; 0: fixed.
+output buffer. Without HCQ2 a replay copies that input first (a buffer the linear writes: `CapturedJit._written_uops`)
+and the kernels read the copy. With HCQ2=1 the whole JIT is one 'hcq' call, for which `get_call_outs_ins` gives
+`((), ())`, so nothing is copied: `-x` rewrites the output buffer before `x.max()` reads it as this call's input (here
+every replay gives 6, where eager gives 2). Across two devices' queues (a copy of the fed-back input to CPU:1) the
+same missing copy is a race instead. Also with NO_MEMORY_PLANNER=1 and JIT=2; fine with HCQ2 unset. Exit status 1:
+reproduced; 0: fixed.
 """
 import os
 

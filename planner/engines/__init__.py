@@ -1,0 +1,71 @@
+"""Replay engines: the ways tinygrad runs a captured JIT, one module each, and their registry.
+
+- `plain`: the lowered linear call by call (`run_linear`): the CPU device, and `JIT=2` anywhere;
+- `graph`: batches of calls replayed by a device's graph runner (`HCQGraph` on AMD, NV, QCOM): tinygrad 0.14.0 and
+  before, removed after it ("remove graphs", tinygrad#18364);
+- `hcq2`: the whole capture as one 'hcq' call that patches input addresses and Variables on every call (`HCQ2=1` in
+  0.14.0, a process's setting; what tinygrad keeps).
+
+Each module is the engine's part of the tinygrad adapter: what ran (a spy the census reads off the engine as it runs,
+never the program text, with its census rows) and what to plant (mutants: faults wrong only on that engine, for tests
+and `planfuzz run --replay-mutant`, never by default). A new engine is one module and one line in MODULES.
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+MODULES = ("plain", "graph", "hcq2")
+Row = tuple[str, Callable[[tuple], bool]]  # a census row: its name, and whether an example's records show it
+
+
+@dataclass(frozen=True)
+class Mutant:
+  name: str
+  doc: str
+  patch: Callable[[], contextlib.AbstractContextManager]  # while entered, the engine's replay has the fault
+
+
+@dataclass(frozen=True)
+class Engine:
+  name: str
+  label: str  # what the census calls its rows: "graphs: 80% of examples a graph batch replayed"
+  spy: Callable[[], contextlib.AbstractContextManager[list]]  # what the engine ran while entered (records filled on exit)
+  rows: tuple[Row, ...]  # the first is the proof the engine replayed a capture
+  none_ran: str  # why a campaign may see none of it
+  mutants: tuple[Mutant, ...] = field(default=())
+
+
+def _load() -> dict[str, Engine]:
+  return {name: importlib.import_module(f"planner.engines.{name}").ENGINE for name in MODULES}
+
+
+ENGINES: dict[str, Engine] = _load()
+MUTANTS: dict[str, tuple[Engine, Mutant]] = {m.name: (e, m) for e in ENGINES.values() for m in e.mutants}
+
+
+@contextlib.contextmanager
+def spied() -> Iterator[dict[str, list]]:
+  """Every engine's records of what it ran while active, by engine name (filled in on exit)."""
+  with contextlib.ExitStack() as stack:
+    yield {name: stack.enter_context(e.spy()) for name, e in ENGINES.items()}
+
+
+def planted(name: str | None) -> contextlib.AbstractContextManager:
+  """The named replay mutant's patch (nothing for None); an unknown name is a ValueError listing the known ones."""
+  if name is None: return contextlib.nullcontext()
+  if name not in MUTANTS: raise ValueError(f"unknown replay mutant {name!r}: choose one of {', '.join(MUTANTS)}")
+  return MUTANTS[name][1].patch()
+
+
+def of_engine(engine: str) -> list[str]:
+  """The mutants planted in `engine`'s replay."""
+  return [m.name for m in ENGINES[engine].mutants]
+
+
+def census_rows(records: dict[str, Any]) -> dict[str, list[str]]:
+  """Engine label -> the names of its rows an example's records (`spied`'s, as plain tuples) show."""
+  return {e.label: [name for name, shows in e.rows if shows(tuple(records.get(e.name, ())))] for e in ENGINES.values()}

@@ -1,0 +1,204 @@
+"""The HCQ2 engine: the whole capture as one 'hcq' call (`HCQ2=1` in tinygrad 0.14.0; what tinygrad keeps).
+
+With `HCQ2=1` (read once at import: a process's setting) tinygrad compiles and links a capture into one CALL of a
+CUSTOM_FUNCTION 'hcq' (`hcq_compile`, `hcq_link` in runtime/support/hcq2.py) whose executor (`realize.exec_hcq`)
+runs on every call: it writes the inputs' addresses into a table (views of inputs resolved to their base's address
+plus offset), hands over the Variables' values and submits prebuilt command buffers. 0.14.0's CPU device is an HCQ2
+device, so this engine runs here without an emulator; eager runs go through it too, once per schedule.
+
+What ran: `spy_hcq`, each 'hcq' call a JIT executed, read off the executor as it runs, and each capture's inputs that
+its linear writes. What to plant: mutants wrong along one dimension of what an 'hcq' call patches per call. Both go
+through `executing`, which routes every 'hcq' call `run_linear` executes through a function of ours: tinygrad's
+pattern matchers run copies of their functions (a patched `exec_hcq` goes unseen), but `run_linear` looks its
+matcher up anew on every call.
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import importlib
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from planner import tg
+from planner.engines import Engine, Mutant
+
+Exec = Callable[[Any, Any], Any]  # (call, ExecContext) -> what executing it returns
+
+
+def active() -> bool:
+  """Whether this process's tinygrad runs HCQ2 (it reads `HCQ2` once, at import)."""
+  return os.environ.get("HCQ2", "0") not in ("", "0")
+
+
+def is_hcq_call(call: Any) -> bool:
+  ast = call.src[0]
+  return ast.op is tg.Ops.CUSTOM_FUNCTION and ast.arg == "hcq"
+
+
+class _Routed:
+  """Stands in for `realize.pm_exec`: 'hcq' calls go through `through(call, ctx, run)`, everything else as before."""
+  def __init__(self, real: Any, through: Callable[[Any, Any, Exec], Any]) -> None: self.real, self.through = real, through
+  def rewrite(self, call: Any, ctx: Any = None) -> Any:
+    if is_hcq_call(call): return self.through(call, ctx, self.real.rewrite)
+    return self.real.rewrite(call, ctx)
+
+
+@contextlib.contextmanager
+def executing(through: Callable[[Any, Any, Exec], Any]) -> Iterator[None]:
+  """Every 'hcq' call executed while active goes through `through(call, ctx, run)`, which decides what `run` (tinygrad's
+  own executor) is given: how the census watches HCQ2 run, and how a test plants a fault in its replay."""
+  tg.require()
+  realize = importlib.import_module("tinygrad.engine.realize")
+  real = realize.pm_exec
+  realize.pm_exec = _Routed(real, through)
+  try: yield
+  finally: realize.pm_exec = real
+
+
+@dataclass(frozen=True)
+class HcqCall:
+  """One 'hcq' call a JIT ran (the capture call's run, then each replay's): what it patches on every call."""
+  kernels: int  # kernel launches and copies it submits, across its devices
+  devices: int
+  variables: bool  # Variable values handed over on every call
+  inputs: int  # explicit inputs whose addresses it writes into its table on every call
+  runs: int = 0  # times a JIT ran it
+
+
+@dataclass(frozen=True)
+class Captured:
+  """One capture lowered for HCQ2: how many of its explicit inputs its linear writes (a replay must copy them first),
+  and how many it reads or writes through a view (their addresses resolved as base plus offset on every call)."""
+  written_inputs: int
+  view_inputs: int
+
+
+def _hcq_call(call: Any, ctx: Any) -> HcqCall:
+  info = call.arg.aux
+  slots = {k for _, idxs in info.input_idxs for k in idxs}
+  return HcqCall(len(info.kernels), len({d for devs, _, _ in info.kernels for d in devs}), bool(ctx.var_vals), len(slots))
+
+
+def _captured(linear: Any) -> Captured:
+  """What a parametrized linear does with its explicit inputs (PARAM slots): those some call writes, and those some
+  call takes through a view."""
+  written, viewed = set(), set()
+  for call in linear.src:
+    if call.src[0].op not in (tg.Ops.SINK, tg.Ops.PROGRAM, tg.Ops.COPY): continue
+    args, (outs, _) = tg.call_args(call), tg.call_effects(call)
+    written |= {u.arg.slot for k in outs for u in args[k].toposort() if u.op is tg.Ops.PARAM}
+    viewed |= {u.arg.slot for a in args if a.op not in (tg.Ops.PARAM, tg.Ops.BUFFER, tg.Ops.MSELECT, tg.Ops.MSTACK)
+               for u in a.toposort() if u.op is tg.Ops.PARAM}
+  return Captured(len(written), len(viewed))
+
+
+@contextlib.contextmanager
+def spy_hcq() -> Iterator[list]:
+  """The 'hcq' calls JITs ran while active (each with how many times it ran) and each HCQ2 capture's written inputs,
+  filled in on exit. Nothing where this process runs without HCQ2 or this tinygrad's internals are unsupported."""
+  found: list = []
+  if tg.MISSING or not active():
+    yield found
+    return
+  runs: dict[int, list] = {}  # id(call) -> [call (kept, so its id is not reused), record, runs]
+  jit_mod = importlib.import_module("tinygrad.engine.jit")
+  real_compile = jit_mod.compile_linear
+
+  def through(call: Any, ctx: Any, run: Exec) -> Any:
+    if ctx.jit: runs.setdefault(id(call), [call, _hcq_call(call, ctx), 0])[2] += 1
+    return run(call, ctx)
+
+  def compile_linear(linear: Any, *args: Any, **kwargs: Any) -> Any:
+    found.append(_captured(linear))
+    return real_compile(linear, *args, **kwargs)
+  jit_mod.compile_linear = compile_linear
+  try:
+    with executing(through): yield found
+  finally:
+    jit_mod.compile_linear = real_compile
+    found.extend(dataclasses.replace(record, runs=n) for _, record, n in runs.values())
+
+
+def _calls(records: tuple) -> list[HcqCall]: return [r for r in records if isinstance(r, HcqCall)]
+def _replayed(records: tuple) -> bool: return any(c.runs >= 2 for c in _calls(records))
+
+
+ROWS = (
+  ("an 'hcq' call replayed", lambda rs: any(c.runs >= 2 for c in _calls(rs))),
+  ("a Variable in an 'hcq' call", lambda rs: any(c.variables and c.runs >= 2 for c in _calls(rs))),
+  ("2+ inputs patched into one 'hcq' call", lambda rs: any(c.inputs >= 2 and c.runs >= 2 for c in _calls(rs))),
+  ("an input addressed through a view", lambda rs: _replayed(rs) and any(isinstance(r, Captured) and r.view_inputs for r in rs)),
+  ("a capture that writes an input", lambda rs: _replayed(rs) and any(isinstance(r, Captured) and r.written_inputs for r in rs)),
+  ("a multi-device 'hcq' call", lambda rs: any(c.devices >= 2 and c.runs >= 2 for c in _calls(rs))),
+)
+
+
+# ---------- mutants: faults in what an 'hcq' call patches per call ----------
+
+def _per_call(change: Callable[[Any, Callable[[Any], Any], dict], Any]) -> contextlib.AbstractContextManager:
+  """A mutant that changes a JIT's runs of an 'hcq' call: `change(ctx, run, state)`, `run` executing the call with
+  the context it is given and `state` what the mutant keeps for that call (empty on its first run)."""
+  kept: dict[int, tuple[Any, dict]] = {}  # id(call) -> (the call, kept so its id is not reused; its state)
+
+  def through(call: Any, ctx: Any, run: Exec) -> Any:
+    if not ctx.jit: return run(call, ctx)
+    _, state = kept.setdefault(id(call), (call, {}))
+    return change(ctx, lambda c: run(call, c), state)
+  return executing(through)
+
+
+def stale_inputs() -> contextlib.AbstractContextManager:
+  """every replay of an 'hcq' call writes its first run's input addresses into its table: later inputs are never read"""
+  return _per_call(lambda ctx, run, state: run(dataclasses.replace(ctx, input_uops=state.setdefault("inputs", ctx.input_uops))))
+
+
+def stale_variables() -> contextlib.AbstractContextManager:
+  """every replay of an 'hcq' call hands over its first run's Variable values: kernel arguments and launch sizes keep
+  the values bound at capture"""
+  return _per_call(lambda ctx, run, state: run(dataclasses.replace(ctx, var_vals=state.setdefault("vars", dict(ctx.var_vals)))))
+
+
+def submit_twice() -> contextlib.AbstractContextManager:
+  """every replay of an 'hcq' call is submitted twice: what a step updates in place (state, parameters) moves twice"""
+  def change(ctx: Any, run: Callable[[Any], Any], state: dict) -> Any:
+    if state.setdefault("ran", False): run(ctx)
+    state["ran"] = True
+    return run(ctx)
+  return _per_call(change)
+
+
+def same_inputs_skipped() -> contextlib.AbstractContextManager:
+  """a replay whose inputs are the very buffers and values of the last run is not submitted, as if nothing changed:
+  inputs refilled in place (same buffers, new data) get the last call's results"""
+  def change(ctx: Any, run: Callable[[Any], Any], state: dict) -> Any:
+    now = (tuple(ctx.input_uops), tuple(sorted(ctx.var_vals.items())))
+    if state.get("last") == now: return []
+    state["last"] = now
+    return run(ctx)
+  return _per_call(change)
+
+
+def inputs_swapped() -> contextlib.AbstractContextManager:
+  """in an 'hcq' call's address table the first two inputs of the same size and dtype get each other's address, on
+  replay only: two inputs patched into one call read each other"""
+  def change(ctx: Any, run: Callable[[Any], Any], state: dict) -> Any:
+    if not state.setdefault("ran", False):
+      state["ran"] = True
+      return run(ctx)
+    ins = list(ctx.input_uops)
+    pair = next(((i, j) for i in range(len(ins)) for j in range(i + 1, len(ins)) if _same_kind(ins[i], ins[j])), None)
+    if pair is not None: ins[pair[0]], ins[pair[1]] = ins[pair[1]], ins[pair[0]]
+    return run(dataclasses.replace(ctx, input_uops=tuple(ins)))
+  return _per_call(change)
+
+
+def _same_kind(a: Any, b: Any) -> bool:
+  return a.op is tg.Ops.BUFFER and b.op is tg.Ops.BUFFER and a.dtype == b.dtype and a.max_numel() == b.max_numel() and a.device == b.device
+
+
+ENGINE = Engine("hcq2", "hcq2", spy_hcq, ROWS, "none ran (this process runs without HCQ2=1: `--engine hcq2` or `mixed`)",
+                tuple(Mutant(f"hcq2-{f.__name__.replace('_', '-')}", f.__doc__ or "", f)
+                      for f in (stale_inputs, stale_variables, submit_twice, same_inputs_skipped, inputs_swapped)))

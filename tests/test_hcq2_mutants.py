@@ -1,0 +1,61 @@
+"""Power on the HCQ2 path: each HCQ2 replay mutant corrupts a hand-written program under tinygrad's own TinyJit with
+HCQ2=1 on the CPU, where the unpatched runtime agrees, and changes nothing where HCQ2 is off (it is wrong only
+there); the census counts HCQ2's rows from the 'hcq' calls that ran."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fuzz.campaign.census import Census
+from fuzz.gen.program import Leaf, Program
+from planner.engines import ENGINES, of_engine
+from planner.engines.hcq2 import ROWS, Captured, HcqCall
+from tests.hcq2_programs import PROGRAMS
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def mutant_runs(hcq2: bool) -> dict[str, dict]:
+  env = {k: v for k, v in os.environ.items() if k != "HCQ2" and not k.startswith("PYTEST_")} | ({"HCQ2": "1"} if hcq2 else {})
+  out = subprocess.run([sys.executable, "-m", "tests.hcq2_programs"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+  assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-4000:]
+  return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def under_hcq2() -> dict[str, dict]: return mutant_runs(True)
+
+
+def test_every_hcq2_mutant_has_a_program() -> None:
+  assert set(PROGRAMS) == set(of_engine("hcq2")) and len(PROGRAMS) >= 4
+
+
+@pytest.mark.parametrize("name", of_engine("hcq2"))
+def test_hcq2_mutant_corrupts_its_program_under_tinyjit(name: str, under_hcq2: dict[str, dict]) -> None:
+  run = under_hcq2[name]
+  assert run["hcq_runs"] >= 3, run  # one 'hcq' call run at capture and replayed: the program reaches HCQ2 replay
+  assert run["clean_agrees"], run  # the unpatched runtime is right
+  assert not run["mutant_agrees"], run  # the mutant corrupts it
+
+
+def test_hcq2_mutants_change_nothing_without_hcq2() -> None:
+  """Planted in a process without HCQ2 (the plain engine on the CPU), no mutant has anything to patch."""
+  for name, run in mutant_runs(False).items():
+    assert run == {"clean_agrees": True, "hcq_runs": 0, "mutant_agrees": True}, (name, run)
+
+
+def test_the_census_counts_hcq2_rows_from_the_calls_that_ran() -> None:
+  census, program = Census(), Program(params=(), inputs=(Leaf("x0", (8,), seed=1),), state=(), body=(), backward=(), returns="x0")
+  every = (Captured(written_inputs=1, view_inputs=1), HcqCall(kernels=4, devices=2, variables=True, inputs=2, runs=3))
+  census.record(program, (), {"hcq2": every})
+  census.record(program, (), {"hcq2": (HcqCall(kernels=1, devices=1, variables=True, inputs=1, runs=1),)})  # captured, never replayed
+  census.record(program, (), {})
+  assert census.engines["hcq2"] == {name: 1 for name, _ in ROWS}
+  text = "\n".join(census.summary())
+  assert "hcq2: 33% of examples an 'hcq' call replayed" in text and "plain: none ran" in text
+  assert f"hcq2: {ENGINES['hcq2'].none_ran}" in "\n".join(Census(examples=1, buffers=[0]).summary())
