@@ -66,7 +66,7 @@ class Target:
 
   def describe(self) -> str:
     from planner import tg
-    knobs = " ".join(f"{k}={v}" for k, v in (self.context | tg.environment_knobs()).items())
+    knobs = " ".join(f"{k}={v}" for k, v in (tg.environment_knobs() | self.context).items())
     graph = "" if self.graph == "tinygrad" else f", graph={self.graph}"
     copy = "" if self.copy == "tinygrad" else f", copy={self.copy}"
     planned = f"(policy={self.policy}, planner={self.planner}{graph}{copy})"

@@ -169,9 +169,13 @@ ENVIRONMENT_KNOBS = ("HCQ2",)
 @contextlib.contextmanager
 def knobs(values: dict[str, int]) -> Iterator[None]:
   """tinygrad's knobs for one run: ContextVars through Context, PROCESS_KNOBS through the environment (getenv's cache
-  cleared on the way in and out)."""
+  cleared on the way in and out); ENVIRONMENT_KNOBS (HCQ2) may be named, as a finding's target carries its engine, but
+  only as this process runs."""
   process = {k: v for k, v in values.items() if k in PROCESS_KNOBS}
-  context = {k: v for k, v in values.items() if k not in PROCESS_KNOBS}
+  context = {k: v for k, v in values.items() if k not in PROCESS_KNOBS + ENVIRONMENT_KNOBS}
+  if (differ := {k: v for k, v in values.items() if k in ENVIRONMENT_KNOBS and bool(v) != bool(environment_knobs().get(k))}):
+    raise ValueError(f"{', '.join(f'{k}={v}' for k, v in differ.items())} is a process's setting (tinygrad reads it at import): "
+                     "run it in a process started with it (planfuzz run --engine)")
   if process: require()
   saved = {k: os.environ.get(k) for k in process}
   try:

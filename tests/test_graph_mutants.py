@@ -44,7 +44,9 @@ def test_the_census_counts_graph_rows_from_the_batches_that_ran() -> None:
   one = GraphBatch(calls=1, kernels=1, devices=1, variables=False, inputs=1, batch_cap=0, runs=1)
   census.record(program, (), {"graph": (multi,)})
   census.record(program, (), {"graph": (one,)})
-  census.record(program, (), {})
+  census.record(program, (), {"graph": ()})
   assert census.engines["graphs"] == {name: 1 for name, _ in ROWS}  # every row once: the replayed batch, the one-kernel graph
   assert "33% of examples a graph batch replayed" in "\n".join(census.summary())
-  assert "graphs: none ran" in "\n".join(Census(examples=1, buffers=[0]).summary())
+  none = Census()
+  none.record(program, (), {"graph": ()})
+  assert "graphs: none ran" in "\n".join(none.summary())

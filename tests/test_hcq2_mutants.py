@@ -54,8 +54,20 @@ def test_the_census_counts_hcq2_rows_from_the_calls_that_ran() -> None:
   every = (Captured(written_inputs=1, view_inputs=1), HcqCall(kernels=4, devices=2, variables=True, inputs=2, runs=3))
   census.record(program, (), {"hcq2": every})
   census.record(program, (), {"hcq2": (HcqCall(kernels=1, devices=1, variables=True, inputs=1, runs=1),)})  # captured, never replayed
-  census.record(program, (), {})
+  census.record(program, (), {"plain": ()})  # a worker of a mixed campaign that runs without HCQ2
   assert census.engines["hcq2"] == {name: 1 for name, _ in ROWS}
   text = "\n".join(census.summary())
-  assert "hcq2: 33% of examples an 'hcq' call replayed" in text and "plain: none ran" in text
-  assert f"hcq2: {ENGINES['hcq2'].none_ran}" in "\n".join(Census(examples=1, buffers=[0]).summary())
+  assert "hcq2: active in 2 of the 3 examples" in text and "hcq2: 50% of examples an 'hcq' call replayed" in text, text
+  assert f"plain: {ENGINES['plain'].none_ran}" in text and "graphs" not in text, text  # the graph engine was never active
+
+
+def test_a_campaign_kills_an_hcq2_mutant_and_blames_hcq2(tmp_path: Path) -> None:
+  """A fixed-seed CPU campaign whose workers run HCQ2 finds the planted fault at once and blames HCQ2 replay: the
+  finding survives every in-process stage and is gone in a process without HCQ2 (fuzz/campaign/engine_blame.py)."""
+  env = {k: v for k, v in os.environ.items() if k != "HCQ2" and not k.startswith("PYTEST_")}
+  out = subprocess.run([sys.executable, "-m", "fuzz.campaign.cli", "run", "--target", "tinyjit", "--engine", "hcq2", "--hcq2-mutant",
+                        "hcq2-stale-inputs", "--examples", "3", "--seed", "0", "--db", "none", "--no-confirm", "--shrink-budget", "0",
+                        "--repro-dir", str(tmp_path)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+  assert out.returncode == 1, out.stdout[-3000:] + out.stderr[-2000:]
+  new = [line for line in out.stdout.splitlines() if line.strip().startswith("NEW")]
+  assert new and all("blamed on hcq2" in line and " on hcq2;" in line for line in new), out.stdout

@@ -12,6 +12,7 @@ from fuzz.campaign.confirm import UNCONFIRMED
 from fuzz.campaign.outcome import Outcome
 from oracle.findings import Finding
 from oracle.signature import Signature, signature
+from planner.engines import engine_of
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,7 @@ class Bug:
   picture: str | None = None
   context: str | None = None  # for a context-dependent bug: the script replaying the worker's preceding examples
   history: list = field(default_factory=list)  # (program, mode, knobs) the worker ran before it first showed: kept in memory
+  engines: list[str] = field(default_factory=list)  # the process engines it was seen on (planner/engines: plain, hcq2)
 
   @property
   def new(self) -> bool: return self.signature.known is None
@@ -78,10 +80,12 @@ class BugBook:
     if (head := headline(outcome)) is None: return None
     sig, finding = head
     self.findings += 1
+    engine = [] if sample is None else [engine_of(sample.knobs)]
     if (bug := self.bugs.get(sig)) is not None:
       bug.count += 1
+      bug.engines = sorted({*bug.engines, *engine})
       return None
-    self.bugs[sig] = bug = Bug(sig, finding.message, 1, example, seconds, sample)
+    self.bugs[sig] = bug = Bug(sig, finding.message, 1, example, seconds, sample, engines=engine)
     return bug
 
   def sorted(self) -> list[Bug]: return sorted(self.bugs.values(), key=lambda b: (not b.new, b.first_example))
@@ -106,6 +110,7 @@ class BugBook:
         if (d["first_seconds"], d["first_example"]) < (bug.first_seconds, bug.first_example):
           bug.first_example, bug.first_seconds, bug.message = given["first_example"], d["first_seconds"], d["message"]
         bug.repro = bug.repro or d["repro"]
+        bug.engines = sorted({*bug.engines, *d.get("engines", [])})
 
   def summary(self) -> list[str]:
     if not self.bugs: return []
@@ -116,5 +121,5 @@ class BugBook:
       where = f"; repro {b.repro} ({b.repro_lines} lines" + (f", shrunk from {b.unshrunk_lines})" if b.unshrunk_lines else ")") \
         if b.repro else ""
       lines.append(f"  {'NEW [' + b.status + ']' if b.new else 'KNOWN'} {b.signature}: {b.count} example(s), first at example "
-                   f"{b.first_example} ({b.first_seconds:.1f}s){where}")
+                   f"{b.first_example} ({b.first_seconds:.1f}s){' on ' + ', '.join(b.engines) if b.engines else ''}{where}")
     return lines

@@ -27,10 +27,13 @@ class Census:
   buffers: list[int] = field(default_factory=list)  # planned buffers per capture
   largest: int = 0  # bytes of the largest planned buffer
   engines: dict[str, Counter] = field(default_factory=dict)  # engine label -> row name -> examples whose records showed it
+  engine_examples: Counter = field(default_factory=Counter)  # engine label -> examples run where it was active
 
   def record(self, program: Program, rows: tuple[Placement, ...], ran: dict[str, tuple] | None = None) -> None:
     self.examples += 1
-    for label, shown in census_rows(ran or {}).items(): self.engines.setdefault(label, Counter()).update(shown)
+    for label, shown in census_rows(ran or {}).items():
+      self.engine_examples[label] += 1
+      self.engines.setdefault(label, Counter()).update(shown)
     self.buffers.append(len(rows))
     self.largest = max([self.largest, *(r.nbytes for r in rows)])
     for f in FEATURES:
@@ -40,7 +43,8 @@ class Census:
 
   def to_plain(self) -> dict: return {"examples": self.examples, "had": dict(self.had), "planned": dict(self.planned),
                                       "buffers": self.buffers, "largest": self.largest,
-                                      "engines": {label: dict(rows) for label, rows in self.engines.items()}}
+                                      "engines": {label: dict(rows) for label, rows in self.engines.items()},
+                                      "engine_examples": dict(self.engine_examples)}
 
   def merge(self, plain: dict) -> None:
     self.examples += plain["examples"]
@@ -49,6 +53,7 @@ class Census:
     self.buffers += plain["buffers"]
     self.largest = max(self.largest, plain["largest"])
     for label, rows in plain["engines"].items(): self.engines.setdefault(label, Counter()).update(rows)
+    self.engine_examples.update(plain["engine_examples"])
 
   def share(self, name: str, counter: Counter | None = None) -> float:
     """The fraction of examples that had (or planned, with `planned`) feature `name`."""
@@ -66,7 +71,10 @@ class Census:
     return lines + [line for e in ENGINES.values() for line in self.engine_summary(e.label)]
 
   def engine_summary(self, label: str) -> list[str]:
-    """An engine's rows (`hcq2: 61% of examples an 'hcq' call replayed`), or why none ran."""
-    engine = next(e for e in ENGINES.values() if e.label == label)
+    """An engine's rows, each a share of the examples run where it was active (`hcq2: 61% of examples an 'hcq' call
+    replayed`; a mixed campaign says of how many), or why none ran."""
+    engine, n = next(e for e in ENGINES.values() if e.label == label), self.engine_examples[label]
+    if not n: return []
     if not +self.engines.get(label, Counter()): return [f"  {label}: {engine.none_ran}"]
-    return [f"  {label}: {100 * self.share(name, self.engines[label]):.0f}% of examples {name}" for name, _ in engine.rows]
+    head = [f"  {label}: active in {n} of the {self.examples} examples"] if n != self.examples else []
+    return head + [f"  {label}: {100 * self.engines[label][name] / n:.0f}% of examples {name}" for name, _ in engine.rows]

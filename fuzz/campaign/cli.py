@@ -64,6 +64,10 @@ def parser() -> argparse.ArgumentParser:
   r.add_argument("--report", default=None, help="report.md path (default: REPRO_DIR/report.md; report.json goes beside it)")
   r.add_argument("--strict", action="store_true", help="advisories (tinygrad contracts a plan departs from) fail the run too")
   r.add_argument("--no-confirm", action="store_true", help="skip confirming each new bug's repro in a fresh process")
+  r.add_argument("--engine", default=None, choices=("plain", "hcq2", "mixed"),
+                 help="replay engine of the workers: plain (HCQ2 off: call by call, or graphs where the device has them), "
+                      "hcq2 (HCQ2=1, what tinygrad keeps) or mixed (every second worker runs HCQ2; default with 2+ workers "
+                      "on a device with HCQ2, else plain; HCQ2=1 in the environment means hcq2)")
   planted = r.add_mutually_exclusive_group()
   planted.add_argument("--graph-mutant", dest="replay_mutant", default=None, help="plant a fault in tinygrad's graph replay in every "
                        "worker (planner/engines/graph.py), to show a campaign on a device with graphs judges the graph path")

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from fuzz.campaign import emulator, references
+from fuzz.campaign.engine_blame import blame_engine
 from fuzz.campaign.outcome import Outcome, without_known
 from fuzz.gen.interpret import to_subject
 from fuzz.gen.program import Program
@@ -66,8 +67,11 @@ def _judged(program: Program, target: Target, calls: int, mode: str, attribute: 
     judged = judge_program(factory, target, calls, mode, ref=references.reference_of(program, mode, calls), on_plan=on_plan)
   references.keep(program, mode, calls, judged.ref)
   if attribute or program.prune or any(maybe_known(f, program) for f in judged.verdict.findings):
-    verdict: Verdict = blame(factory, target, calls, mode, judged)
-    return replace(without_known(settle(verdict), program, rerun), ran=recorded(ran))
+    verdict: Verdict = settle(blame(factory, target, calls, mode, judged))
+    outcome = without_known(verdict, program, rerun)
+    if attribute and outcome.findings: outcome = without_known(blame_engine(verdict, outcome.findings, program, target, calls, mode),
+                                                               program, rerun)
+    return replace(outcome, ran=recorded(ran))
   return replace(Outcome.of(settle(judged.verdict)), ran=recorded(ran))
 
 

@@ -30,6 +30,7 @@ from oracle.findings import Finding
 from oracle.runs import MODES
 from oracle.signature import Signature
 from oracle.targets import Target
+from planner import tg
 
 RUN_EXAMPLES = 50  # examples per Hypothesis run at most
 SLACK = 10  # draws a run may spend on programs already run (each run first tries the simplest program again)
@@ -96,6 +97,9 @@ class Explorer:
     self.seen: set[Signature] = set()  # new signatures this worker has met: each ends one Hypothesis run
     self.outcomes: dict[str, Outcome] = {}  # every program run, so a program drawn again is never run twice
     self.shrinking: Shrinking | None = None
+    # the process engine this worker runs (HCQ2=1 or 0, where its campaign sets it): part of every example's knobs, so
+    # a finding's repro, confirmation and report say which engine showed it
+    self.engine = {k: v for k, v in job.target.context.items() if k in tg.ENVIRONMENT_KNOBS}
 
   def spent(self) -> bool:
     return self.done >= self.job.examples or (self.job.deadline is not None and time.time() >= self.job.deadline)
@@ -116,7 +120,7 @@ class Explorer:
 
   def example(self, program: Any, mode: str, knobs: dict[str, int]) -> None:
     """Hypothesis's test: fails for a bug no worker claimed yet and, while shrinking it, for each candidate showing it."""
-    knobs_t = tuple(sorted(knobs.items()))
+    knobs_t = tuple(sorted((knobs | self.engine).items()))
     key = example_key(program, mode, knobs_t)
     if (shrinking := self.shrinking) is not None:
       outcome = self.outcomes.get(key)

@@ -40,6 +40,7 @@ class Job:
   shrink_budget: float = DEFAULT_SHRINK_BUDGET
   strict: bool = False  # advisories count as findings
   replay_mutant: str | None = None  # a fault planted in a replay engine for the worker's life (planner/engines/)
+  env: tuple[tuple[str, str | None], ...] = ()  # the worker process's environment changes (None: unset): its engine
   limits: Limits = Limits()  # past them, this process retires between examples and a fresh one carries on
 
 

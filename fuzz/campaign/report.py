@@ -44,7 +44,7 @@ def entry(bug: Bug) -> dict[str, Any]:
           "repro_lines": bug.repro_lines, "unshrunk_repro": bug.unshrunk_repro, "unshrunk_lines": bug.unshrunk_lines,
           "shrink_seconds": round(bug.shrink_seconds, 2), "shrink_steps": bug.shrink_steps, "shrink_note": bug.shrink_note,
           "picture": bug.picture, "context": bug.context, "mode": best.mode if best else None,
-          "knobs": dict(best.knobs) if best else {}}
+          "knobs": dict(best.knobs) if best else {}, "engines": bug.engines}
 
 
 def _expected_vs_got(details: dict) -> list[str]:

@@ -30,15 +30,38 @@ from fuzz.campaign.usage import BOTH, EXIT_FOUND, EXIT_OK, UsageError
 from fuzz.campaign.workers import run_pool, shares
 from oracle.targets import Target
 from planner import tg
-from planner.engines import MUTANTS
+from planner.engines import HCQ2, MIXED, MUTANTS, PLAIN, hcq2, worker_engines
 
 
 def check_options(args: argparse.Namespace) -> None:
   """The options that need the campaign engine loaded to check: a bad one is one line naming the fix."""
   if args.replay_mutant is not None and args.replay_mutant not in MUTANTS:
     raise UsageError(f"unknown replay mutant {args.replay_mutant!r}: choose one of {', '.join(MUTANTS)}")
+  args.engine = campaign_engine(args)
   try: open_database(args.db, args.shared_db)  # fail now, in one line, not in every worker
   except DatabaseError as e: raise UsageError(str(e)) from e
+
+
+def campaign_engine(args: argparse.Namespace) -> str:
+  """The process engine the campaign's workers run: as asked; else hcq2 where HCQ2=1 is in the environment; else mixed
+  on a device with HCQ2 and 2+ workers; else plain. Asking for HCQ2 where this tinygrad has none is one line."""
+  have = hcq2.available(Device.DEFAULT)
+  engine = args.engine or (HCQ2 if hcq2.active() else MIXED if have and args.workers >= 2 else PLAIN)
+  if engine != PLAIN and not have:
+    raise UsageError(f"--engine {engine}: tinygrad {tg.installed_version()} has no HCQ2 device of {Device.DEFAULT}'s kind here (the CPU "
+                     "device is one; AMD's is in a tinygrad checkout's extra/hcq2, on the path with the emulator's files)")
+  if engine == MIXED and args.workers < 2:
+    raise UsageError("--engine mixed runs each engine in worker processes of its own: give --workers 2 or more, or --engine plain|hcq2")
+  if engine != PLAIN: os.environ.update({k: v for k, v in hcq2.process_env(Device.DEFAULT).items() if k != "HCQ2"})  # for repros
+  return engine
+
+
+def engine_job(target: Target, engine: str) -> tuple[Target, tuple[tuple[str, str | None], ...]]:
+  """A worker's target and environment for its process engine: HCQ2 named in the target's knobs (so every finding
+  carries it into its repro and report) where the device has HCQ2 at all."""
+  if not hcq2.available(Device.DEFAULT): return target, ()
+  if engine == HCQ2: return target.with_knobs(HCQ2=1), tuple(hcq2.process_env(Device.DEFAULT).items())
+  return target.with_knobs(HCQ2=0), (("HCQ2", None),)
 
 
 class Progress:
@@ -72,9 +95,10 @@ def jobs_for(args: argparse.Namespace, target: Target, carried: resume.Carried |
   claimant = f"{socket.gethostname()} seed {args.seed} {target.describe()}"
   claims = claim_book(args.db, Path(args.repro_dir), args.fleet, claimant)
   restart = (carried.runs if carried else 0) * resume.RESTARTS_PER_RUN
-  return [Job(target, None if args.mode == BOTH else args.mode, args.replays + 2, n, deadline, args.seed, w, args.db, args.shared_db,
-              reuse=w == 0, restart=restart, claims=claims, shrink_budget=args.shrink_budget, strict=args.strict,
-              replay_mutant=args.replay_mutant, limits=Limits(args.max_rss, args.worker_examples))
+  engines = [engine_job(target, e) for e in worker_engines(args.engine, args.workers)]
+  return [Job(engines[w][0], None if args.mode == BOTH else args.mode, args.replays + 2, n, deadline, args.seed, w, args.db,
+              args.shared_db, reuse=w == 0, restart=restart, claims=claims, shrink_budget=args.shrink_budget, strict=args.strict,
+              replay_mutant=args.replay_mutant, limits=Limits(args.max_rss, args.worker_examples), env=engines[w][1])
           for w, n in enumerate(per_worker) if n > 0]
 
 
@@ -94,8 +118,9 @@ def run(args: argparse.Namespace, target: Target) -> int:
     progress.show(triage.stats)
     saver.save(triage.stats)
 
-  print(f"planfuzz: {target.describe()}{'; replay mutant ' + args.replay_mutant if args.replay_mutant else ''}; mode {args.mode}; "
-        f"{calls} calls; seed {args.seed}; {len(jobs)} worker(s); shrink budget {args.shrink_budget:g}s a bug; database {args.db}"
+  print(f"planfuzz: {target.describe()}{'; replay mutant ' + args.replay_mutant if args.replay_mutant else ''}; "
+        f"engine {args.engine}; mode {args.mode}; {calls} calls; seed {args.seed}; {len(jobs)} worker(s); "
+        f"shrink budget {args.shrink_budget:g}s a bug; database {args.db}"
         f"{' + ' + args.shared_db + ' (read-only)' if args.shared_db else ''}"
         f"{f'; resuming run {saver.runs} of this command' if carried else ''}", file=sys.stderr)
   started = time.perf_counter()

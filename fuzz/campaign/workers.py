@@ -11,13 +11,14 @@ first by the next campaign using that database. A new bug ends one Hypothesis ru
 """
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import multiprocessing.connection
 import os
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -52,6 +53,19 @@ def _worker(job: Job, conn: Any) -> None:
     os._exit(0)
 
 
+@contextlib.contextmanager
+def environment(changes: dict[str, str | None]) -> Iterator[None]:
+  """This process's environment with `changes` (None: unset) while active: what a worker starts with (its engine)."""
+  saved = {k: os.environ.get(k) for k in changes}
+  def put(values: dict[str, str | None]) -> None:
+    for k, v in values.items():
+      if v is None: os.environ.pop(k, None)
+      else: os.environ[k] = v
+  put(changes)
+  try: yield
+  finally: put(saved)
+
+
 def _death(exitcode: int | None) -> str:
   if exitcode is not None and exitcode < 0:
     try: return f"killed by {signal.Signals(-exitcode).name}"
@@ -72,7 +86,7 @@ class _Slot:
     self.history: list[tuple] = []  # (program, mode, knobs) of every program this process started, in order
     self.conn, child = ctx.Pipe(duplex=False)
     self.proc = ctx.Process(target=_worker, args=(job, child), daemon=True, name=f"planfuzz-worker-{job.worker}")
-    self.proc.start()
+    with environment(dict(job.env)): self.proc.start()  # a spawned process takes the environment it starts with
     child.close()
 
   def read(self, on_event: Callable[[Event], None]) -> None:

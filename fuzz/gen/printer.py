@@ -147,7 +147,7 @@ def imports_line(program: Program) -> str:
 def tail_lines(target: Target, static: bool) -> list[str]:
   """The reference run, the JIT's run under the target's knobs, and each check compared as the oracle decided."""
   env = process_env(target)
-  knobs = {k: v for k, v in target.context.items() if k not in env}
+  knobs = {k: v for k, v in target.context.items() if k not in env and k not in tg.ENVIRONMENT_KNOBS}
   return [f"with {context(REFERENCE_CONTEXT)}: want = run(False)  # the reference",
           f"with {context(knobs)}: got = run(True)" if knobs else "got = run(True)",
           "bad = [(p, k, s) for p, k, s, rtol, atol in CHECKS if not same(got[k].get(p), want[s][p], rtol, atol)]",
@@ -163,7 +163,9 @@ def context(knobs: dict) -> str: return f"Context({', '.join(f'{k}={v!r}' for k,
 
 def process_env(target: Target) -> dict[str, object]:
   """The target's knobs tinygrad reads once per process, set in the environment before it is imported."""
-  return {k: v for k, v in target.context.items() if k in tg.PROCESS_KNOBS} | tg.environment_knobs()
+  engine = {k: v for k, v in target.context.items() if k in tg.ENVIRONMENT_KNOBS}  # the engine a finding was seen on
+  env = {k: v for k, v in target.context.items() if k in tg.PROCESS_KNOBS} | tg.environment_knobs() | engine
+  return {k: v for k, v in env.items() if v or k not in tg.ENVIRONMENT_KNOBS}
 
 
 def checks_lines(checks: Sequence[Expected]) -> list[str]:

@@ -36,6 +36,7 @@ class Engine:
   spy: Callable[[], contextlib.AbstractContextManager[list]]  # what the engine ran while entered (records filled on exit)
   rows: tuple[Row, ...]  # the first is the proof the engine replayed a capture
   none_ran: str  # why a campaign may see none of it
+  active: Callable[[], bool]  # whether this process replays through it at all (HCQ2 is a process's setting)
   mutants: tuple[Mutant, ...] = field(default=())
 
 
@@ -49,9 +50,9 @@ MUTANTS: dict[str, tuple[Engine, Mutant]] = {m.name: (e, m) for e in ENGINES.val
 
 @contextlib.contextmanager
 def spied() -> Iterator[dict[str, list]]:
-  """Every engine's records of what it ran while active, by engine name (filled in on exit)."""
+  """The records of what each engine active in this process ran while active, by engine name (filled in on exit)."""
   with contextlib.ExitStack() as stack:
-    yield {name: stack.enter_context(e.spy()) for name, e in ENGINES.items()}
+    yield {name: stack.enter_context(e.spy()) for name, e in ENGINES.items() if e.active()}
 
 
 def planted(name: str | None) -> contextlib.AbstractContextManager:
@@ -67,5 +68,21 @@ def of_engine(engine: str) -> list[str]:
 
 
 def census_rows(records: dict[str, Any]) -> dict[str, list[str]]:
-  """Engine label -> the names of its rows an example's records (`spied`'s, as plain tuples) show."""
-  return {e.label: [name for name, shows in e.rows if shows(tuple(records.get(e.name, ())))] for e in ENGINES.values()}
+  """Engine label -> the names of its rows an example's records (`spied`'s, as plain tuples) show, for each engine
+  active where the example ran."""
+  return {e.label: [name for name, shows in e.rows if shows(tuple(records[e.name]))] for e in ENGINES.values() if e.name in records}
+
+
+# ---------- a campaign's engines: HCQ2 is a process's setting, so each worker process runs one ----------
+
+PLAIN, HCQ2, MIXED = "plain", "hcq2", "mixed"  # `planfuzz run --engine`: HCQ2 off (plain calls, or graphs), on, or both
+
+
+def engine_of(knobs: Any) -> str:
+  """The process engine an example's knobs (a dict or pairs) name: hcq2 where they carry HCQ2=1."""
+  return HCQ2 if dict(knobs).get("HCQ2") else PLAIN
+
+
+def worker_engines(engine: str, workers: int) -> list[str]:
+  """Each worker's process engine: under `mixed` every second worker runs HCQ2."""
+  return [(PLAIN, HCQ2)[w % 2] if engine == MIXED else engine for w in range(workers)]

@@ -194,7 +194,13 @@ ROWS = (
   ("a one-kernel graph (GRAPH_ONE_KERNEL)", lambda gs: any(g.calls == 1 for g in gs)),
 )
 
+def active() -> bool:
+  """Graphs replay where the device has a graph runner and HCQ2 does not replace them."""
+  from planner.engines import hcq2
+  return not hcq2.active() and not tg.MISSING and tg.default_device_graphs()
+
+
 ENGINE = Engine("graph", "graphs", spy_graphs, ROWS,
-                "none ran (the device has no graph runner, HCQ2 replaces them, every example ran with JIT=2, or the target runs nothing)",
+                "none ran (every example ran with JIT=2, or the target runs nothing)", active,
                 tuple(Mutant(f"graph-{f.__name__.replace('_', '-')}", f.__doc__ or "", f)
                       for f in (stale_inputs, stale_variables, shard_swap, batch_tail_dropped)))

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import importlib
+import importlib.util
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -199,6 +200,20 @@ def _same_kind(a: Any, b: Any) -> bool:
   return a.op is tg.Ops.BUFFER and b.op is tg.Ops.BUFFER and a.dtype == b.dtype and a.max_numel() == b.max_numel() and a.device == b.device
 
 
-ENGINE = Engine("hcq2", "hcq2", spy_hcq, ROWS, "none ran (this process runs without HCQ2=1: `--engine hcq2` or `mixed`)",
+def available(device: str) -> bool:
+  """Whether tinygrad 0.14.0 has an HCQ2 device of `device`'s kind here: the CPU device is one; AMD's is in a tinygrad
+  checkout's extra/hcq2 (on the path with the emulator's files)."""
+  kind = device.split(":")[0].split("+")[-1]
+  if kind == "CPU": return True
+  return kind == "AMD" and importlib.util.find_spec("extra.hcq2") is not None
+
+
+def process_env(device: str) -> dict[str, str]:
+  """What a process needs in its environment to run HCQ2 (read by tinygrad at import): on the emulated GPU its runtime
+  runs on the PYTHON device, as tinygrad's own CI runs it."""
+  return {"HCQ2": "1"} | ({"HCQ_RUNTIME_DEV": "PYTHON"} if "MOCK" in os.environ.get("DEV", "") else {})
+
+
+ENGINE = Engine("hcq2", "hcq2", spy_hcq, ROWS, "none ran (no 'hcq' call was replayed)", active,
                 tuple(Mutant(f"hcq2-{f.__name__.replace('_', '-')}", f.__doc__ or "", f)
                       for f in (stale_inputs, stale_variables, submit_twice, same_inputs_skipped, inputs_swapped)))

@@ -68,4 +68,9 @@ ROWS = (
   ("a replay that copied a written input first", lambda rs: any(r.copied for r in rs)),
 )
 
-ENGINE = Engine("plain", "plain", spy_replays, ROWS, "none ran (every capture replayed through a graph runner or HCQ2)")
+def active() -> bool:
+  from planner.engines import hcq2
+  return not hcq2.active()
+
+
+ENGINE = Engine("plain", "plain", spy_replays, ROWS, "none ran (every capture replayed through a graph runner, or none replayed)", active)
