@@ -27,8 +27,12 @@ test: setup
 	@[ -z "$${DEV:-}" ] || echo "planfuzz: make test runs its tests on the CPU (DEV=$$DEV is for make fuzz-gpu and pytest fuzz/)"
 	env -u DEV PLANFUZZ_PROFILE=ci $(BIN)/pytest tests/ fuzz/ -q -rs -p no:cacheprovider -n 2 --hypothesis-seed=0 --examples 40 --durations=15
 
+# both replay engines: the plain one, then HCQ2 (a process's setting, so a session of its own; fewer examples, as an
+# HCQ2 example costs about three plain ones)
+HCQ2_EXAMPLES ?= 10
 fuzz: setup
 	$(BIN)/pytest fuzz/ -q -p no:cacheprovider --hypothesis-seed=$(SEED)
+	HCQ2=1 $(BIN)/pytest fuzz/test_fuzz.py -q -p no:cacheprovider --hypothesis-seed=$(SEED) --examples $(HCQ2_EXAMPLES)
 
 # the default campaign on tinygrad's emulated AMD GPU, where captures are graphed and replayed by HCQGraph (the CPU
 # device has no graph): libllvm19 and tinygrad's mock files found by scripts/ensure_mockgpu.sh
@@ -37,9 +41,11 @@ GPU_TARGET ?= tinyjit
 GPU_EXAMPLES ?= 120
 GPU_DB ?= none
 GPU_ARGS ?=
+GPU_ENGINE ?= plain
 fuzz-gpu: setup
 	@mock="$$(scripts/ensure_mockgpu.sh)" && PYTHONPATH="$$mock$${PYTHONPATH:+:$$PYTHONPATH}" DEV=$${DEV:-MOCKKFD+AMD} $(BIN)/planfuzz run \
-	  --target $(GPU_TARGET) --examples $(GPU_EXAMPLES) --seed $(SEED) --workers 2 --db $(GPU_DB) --repro-dir fuzz-failures/emulated-gpu $(GPU_ARGS)
+	  --target $(GPU_TARGET) --examples $(GPU_EXAMPLES) --seed $(SEED) --workers 2 --engine $(GPU_ENGINE) --db $(GPU_DB) \
+	  --repro-dir fuzz-failures/emulated-gpu-$(GPU_ENGINE) $(GPU_ARGS)
 
 # older tinygrads (0.12.0, 0.13.0 with bug #16571) as plain folders: on PYTHONPATH they shadow 0.14.0 for the
 # tinyjit target, which needs only tinygrad's public API; tinygrad has no required dependencies

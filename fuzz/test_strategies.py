@@ -289,3 +289,14 @@ def test_bfloat16_is_never_drawn_for_the_emulated_gpu() -> None:
   drawn = {dev: subprocess.run([sys.executable, "-c", show], env={**os.environ, "DEV": dev}, capture_output=True, text=True,
                                check=True).stdout.strip().split(",") for dev in ("CPU", "MOCKKFD+AMD")}
   assert "bfloat16" in drawn["CPU"] and "bfloat16" not in drawn["MOCKKFD+AMD"] and "float16" in drawn["MOCKKFD+AMD"], drawn
+
+
+def test_under_hcq2_a_shrink_starts_a_multiple_of_16_bytes_in(monkeypatch: pytest.MonkeyPatch) -> None:
+  """The rule that avoids hcq2-misaligned-view-kernel-segfault (fuzz.known.bugs.AVOIDED_BUGS): in a process running
+  HCQ2 a drawn shrink start moves down to the nearest one 16 bytes aligned; without HCQ2 it stays as drawn."""
+  from fuzz.gen.single_ops import aligned_start
+  monkeypatch.delenv("HCQ2", raising=False)
+  assert [aligned_start(lo, 1, "float32") for lo in range(6)] == list(range(6))
+  monkeypatch.setenv("HCQ2", "1")
+  assert [aligned_start(lo, 1, "float32") for lo in range(6)] == [0, 0, 0, 0, 4, 4]
+  assert aligned_start(1, 4, "float32") == 1 and aligned_start(3, 2, "float16") == 0 and aligned_start(5, 8, "float16") == 5

@@ -26,7 +26,7 @@ THROUGH_SECOND = Program(params=(Leaf("p0", (8, 8), seed=1),), inputs=(Leaf("x0"
                                Op("relu", ("v2",), "v3"), Op("contiguous", ("v3",), "v4"), Op("to", ("v4", "DEFAULT"), "v5"),
                                Op("scale", ("v5", 2.0), "v6")),
                          backward=(Backward("v6"),), returns="v6", realize_grads=True)
-CLEAN_BUDGET, MUTANT_BUDGET, CORRECT_BUDGET, ADVISORY_BUDGET, HCQ2_BUDGET = 60, 300, 12, 12, 4
+CLEAN_BUDGET, MUTANT_BUDGET, CORRECT_BUDGET, ADVISORY_BUDGET, HCQ2_BUDGET = 40, 300, 12, 12, 4
 
 
 @pytest.mark.slow

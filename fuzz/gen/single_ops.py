@@ -9,8 +9,10 @@ from __future__ import annotations
 import math
 
 from hypothesis import strategies as st
+from tinygrad import dtypes
 
 from fuzz.gen.builder import F16, F32, LEAF_DIMS, MAX_DIM, MAX_NDIM, RESHAPES, VIEW_DIMS, Builder, Value, broadcast, promote
+from planner import tg
 
 UNARY = ("relu", "neg", "exp", "sqrt", "sigmoid", "scale", "cast", "contiguous")
 ELEMENTWISE = ("relu", "neg", "exp", "sqrt", "sigmoid", "scale")
@@ -22,6 +24,15 @@ KINDS = ("relu", "add", "mul", "sum", "matmul", "sub", "neg", "exp", "sqrt", "si
 # ops that mix a float constant into a float16 value: clang 14 rejects tinygrad 0.14.0's CPU code for some of them
 # ("invalid conversion between ext-vector type '__fp164' and 'float4'"), an eager compile error, so a rejection
 HALF_CONSTANT_OPS = {"scale", "pad", "where", "sigmoid", "exp", "sqrt"}
+
+
+def aligned_start(lo: int, row: int, dtype: str) -> int:
+  """A shrink's start, moved down where needed so the view starts a multiple of 16 bytes into its buffer, in a process
+  running HCQ2: there a kernel given a view at another offset kills the process (fuzz.known.bugs
+  hcq2-misaligned-view-kernel-segfault). The same draw everywhere, so programs drawn without HCQ2 are unchanged."""
+  if not tg.environment_knobs().get("HCQ2"): return lo
+  size = getattr(dtypes, dtype).itemsize
+  return next(s for s in range(lo, -1, -1) if s * row * size % 16 == 0)
 
 
 def elementwise(a: Value) -> tuple[str, ...]:
@@ -75,7 +86,7 @@ def draw_op(b: Builder, a: Value, kind: str) -> Value:
   if kind == "shrink":
     axis = draw(st.sampled_from([i for i, d in enumerate(s) if d >= 2]))
     size = draw(st.sampled_from([d for d in VIEW_DIMS if d < s[axis]]))
-    lo = draw(st.integers(0, s[axis] - size))
+    lo = aligned_start(draw(st.integers(0, s[axis] - size)), math.prod(s[axis + 1:]), a.dtype)
     return b.emit(kind, (a.name, axis, lo, lo + size), s[:axis] + (size,) + s[axis + 1:], a.dtype, [a])
   if kind in ("add", "sub", "mul"):
     # not `a - a`: tinygrad before 0.14 folds it to a constant, and a constant fed back as an input is refused

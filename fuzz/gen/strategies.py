@@ -23,6 +23,8 @@ Rules from the JIT's documented behaviour (shared/TINYGRAD_JIT_FACTS.md) that pr
   value under it is the constant -1, which tinygrad 0.14.0's clang renderer cannot build
   (`fuzz.known.bugs` half-neg-unit-grad-vector-cast; a constant -1 float16 grad reached another way stays a
   rejection, none seen).
+- under HCQ2 a shrink starts a multiple of 16 bytes into its buffer (`fuzz.gen.single_ops.aligned_start`): a kernel
+  given a view at another offset kills the process there (`fuzz.known.bugs` hcq2-misaligned-view-kernel-segfault).
 Each feature module states the rules its own draw keeps; AVOIDS names the tinygrad bugs (fuzz.known.bugs.AVOIDED_BUGS)
 the step's own rules avoid, as a feature's `avoids` does for its draw.
 """
@@ -36,7 +38,7 @@ from fuzz.gen.ops import MOVEMENT
 from fuzz.gen.program import Backward, Bound, Feedback, Group, Program, Returned, StateUpdate, Update, returned_names, returned_paths
 from fuzz.gen.single_ops import applicable, draw_op
 
-AVOIDS = ("half-neg-unit-grad-vector-cast",)
+AVOIDS = ("half-neg-unit-grad-vector-cast", "hcq2-misaligned-view-kernel-segfault")
 COMPOUND_ONE_IN = 2
 HEAVY_ONE_IN = 2
 

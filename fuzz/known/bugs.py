@@ -168,6 +168,12 @@ KNOWN_BUGS: tuple[KnownBug, ...] = (
            "BUFFER Ops.PARAM' in tinygrad's hcq lowering, which does not take a multi-device PARAM",
            KNOWN_DIR / "hcq2_sharded_capture_asserts.py", _hcq_multi_device_assert, "capture", _hcq_multi_device_assert,
            lambda program: bool(tg.environment_knobs().get("HCQ2")) and _sharded(program), devices=CPU_ONLY),
+  KnownBug("hcq2-input-view-copy-asserts",
+           "with HCQ2=1 capturing a step that copies a view of its input to another device (`x[2:6].to('CPU:1')`) raises "
+           "'AssertionError: must be BUFFER Ops.PARAM' in tinygrad's hcq lowering, which takes a call's arguments as whole "
+           "buffers or parameters, not a view of a parameter",
+           KNOWN_DIR / "hcq2_input_view_copy_asserts.py", _hcq_multi_device_assert, "capture", _hcq_multi_device_assert,
+           lambda program: bool(tg.environment_knobs().get("HCQ2")) and _reads_an_input_view(program), devices=CPU_ONLY),
   KnownBug("hcq2-fed-back-output-read-stale",
            "with HCQ2=1 the whole capture is one 'hcq' call, for which tinygrad's get_call_outs_ins says nothing is "
            "written, so a replay never copies an input the capture writes (the JIT's own output fed back): a kernel "
@@ -238,6 +244,10 @@ AVOIDED_BUGS: tuple[AvoidedBug, ...] = (
              "`x.pad(((3, 1), (0, 0), (0, 0)))[:n].sum(0)` raises \"val is only for CONST, got Ops.PARAM\" (2-d, or "
              "made contiguous after the pad, it works)",
              KNOWN_DIR / "symbolic_slice_of_padded.py"),
+  AvoidedBug("hcq2-misaligned-view-kernel-segfault",
+             "with HCQ2=1 on the CPU, a kernel given a buffer view whose byte offset is not a multiple of 16 "
+             "(`a[1:5].contiguous() * 2`) kills the process with SIGSEGV, eagerly as in the JIT",
+             KNOWN_DIR / "hcq2_misaligned_view_kernel_segfault.py", devices=CPU_ONLY),
   AvoidedBug("half-neg-unit-grad-vector-cast",
              "on the CPU, the grad of a subtracted (or negated) float16 tensor of 4+ elements under a loss of scale 1 is "
              "the constant -1, which the clang renderer writes as a float4 -> __fp16 vector conversion clang rejects: "
