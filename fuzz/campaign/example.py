@@ -14,6 +14,7 @@ from dataclasses import replace
 from fuzz.campaign import emulator, references
 from fuzz.campaign.engine_blame import blame_engine
 from fuzz.campaign.outcome import Outcome, without_known
+from fuzz.campaign.reference_server import reference_without_hcq2
 from fuzz.gen.interpret import to_subject
 from fuzz.gen.program import Program
 from fuzz.known.bugs import maybe_known
@@ -64,7 +65,8 @@ def _judged(program: Program, target: Target, calls: int, mode: str, attribute: 
   def rerun(variant: Program, patch: Callable[[], contextlib.AbstractContextManager] | None = None) -> Outcome:
     with (patch or contextlib.nullcontext)(): return _outcome(variant, target, calls, mode, True, None, False)
   with engines.spied() as ran:
-    judged = judge_program(factory, target, calls, mode, ref=references.reference_of(program, mode, calls), on_plan=on_plan)
+    ref = references.reference_of(program, mode, calls) or reference_without_hcq2(program, mode, calls)
+    judged = judge_program(factory, target, calls, mode, ref=ref, on_plan=on_plan)
   references.keep(program, mode, calls, judged.ref)
   if attribute or program.prune or any(maybe_known(f, program) for f in judged.verdict.findings):
     verdict: Verdict = settle(blame(factory, target, calls, mode, judged))

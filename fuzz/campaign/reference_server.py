@@ -1,0 +1,89 @@
+"""The reference of a process running HCQ2, computed in a process of its own that runs without it.
+
+The reference (oracle/runs.py `reference`: the step eager, JIT and memory planner off) is most of an example's cost,
+and under HCQ2 tinygrad lowers every eager schedule into an 'hcq' call anew (`hcq_lower`, a few hundred ms each, the
+inputs' buffers in its cache key): the reference took half of an HCQ2 worker's time. Eager results do not depend on
+the replay engine (the same kernels run on the same device), so an HCQ2 worker asks a long-lived helper process
+without HCQ2 for them: the JIT under test still runs with HCQ2, and an eager difference of HCQ2's own still shows in
+attribution's in-process eager rerun (blamed on `eager`). Should the helper fail, the worker computes the reference
+itself.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import pickle
+import struct
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from planner.engines import hcq2
+
+ROOT = Path(__file__).resolve().parents[2]
+ENGINE_ENV = ("HCQ2", "HCQ_RUNTIME_DEV")  # what makes a process run HCQ2: the helper starts without it
+
+
+def send(out: BinaryIO, obj: Any) -> None:
+  data = pickle.dumps(obj)
+  out.write(struct.pack("<Q", len(data)) + data)
+  out.flush()
+
+
+def receive(inp: BinaryIO) -> Any:
+  head = inp.read(8)
+  if len(head) < 8: raise EOFError("the reference helper closed its pipe")
+  return pickle.loads(inp.read(struct.unpack("<Q", head)[0]))
+
+
+class ReferenceServer:
+  """A helper process without HCQ2 that computes references on request, for as long as this process lives."""
+
+  def __init__(self) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ENGINE_ENV}
+    self.proc = subprocess.Popen([sys.executable, "-m", "fuzz.campaign.reference_server"], cwd=ROOT, env=env,
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+  def reference(self, program: Any, mode: str, calls: int) -> Any | None:
+    """The reference trace of `program`, or None when the helper cannot give it (it died, or the answer is no trace)."""
+    try:
+      send(self.proc.stdin, (program, mode, calls))
+      return receive(self.proc.stdout)
+    except (OSError, EOFError, pickle.PickleError):
+      self.proc.kill()
+      return None
+
+
+_SERVER: list[ReferenceServer] = []
+
+
+def reference_without_hcq2(program: Any, mode: str, calls: int) -> Any | None:
+  """The reference from the helper process, in a process running HCQ2 (None elsewhere, or when the helper failed:
+  the caller computes it)."""
+  if not hcq2.active(): return None
+  if not _SERVER or _SERVER[0].proc.poll() is not None: _SERVER[:] = [ReferenceServer()]
+  return _SERVER[0].reference(program, mode, calls)
+
+
+def serve() -> None:
+  """The helper's loop: a (program, mode, calls) in, its reference trace out (its error made plain where it does not
+  pickle), until the pipe closes."""
+  from dataclasses import replace
+
+  from fuzz.gen.interpret import to_subject
+  from oracle.runs import reference
+  inp, out = sys.stdin.buffer, sys.stdout.buffer
+  sys.stdout = sys.stderr  # anything printed goes to stderr, never into the pipe
+  while True:
+    try: program, mode, calls = receive(inp)
+    except EOFError: return
+    trace = replace(reference(functools.partial(to_subject, program), calls, mode), jit=None)
+    try: pickle.dumps(trace)
+    except Exception:
+      trace = replace(trace, calls=[c if c.error is None else replace(c, error=RuntimeError(repr(c.error))) for c in trace.calls])
+    send(out, trace)
+
+
+if __name__ == "__main__":
+  serve()

@@ -1,0 +1,42 @@
+"""An HCQ2 worker's reference comes from a helper process without HCQ2 (fuzz/campaign/reference_server.py): the
+same trace, value for value, as the reference computed in the worker itself, at a fraction of its cost."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+# in a process running HCQ2: each corpus program's reference from the helper and from this process, compared
+COMPARE = """
+import numpy as np
+from fuzz.campaign.reference_server import _SERVER, reference_without_hcq2
+from fuzz.gen.interpret import to_subject
+from oracle.runs import FRESH, SAME_BUFFER, reference
+from tests.test_campaigns import THROUGH_SECOND
+from tests.test_repro_verdicts import COPY_AND_SHARD, FED_BACK, MIXED_ESCAPE, SYMBOLIC
+compared = 0
+for program in (THROUGH_SECOND, COPY_AND_SHARD, FED_BACK, MIXED_ESCAPE, SYMBOLIC):
+  for mode in (SAME_BUFFER, FRESH):
+    helped, here = reference_without_hcq2(program, mode, 5), reference(lambda: to_subject(program), 5, mode)
+    assert helped is not None and len(helped.calls) == len(here.calls) == 5, (program, helped)
+    for a, b in zip(helped.calls, here.calls):
+      assert a.values.keys() == b.values.keys() and a.lazy == b.lazy and a.error is None and b.error is None
+      for path in a.values: assert np.array_equal(a.values[path], b.values[path], equal_nan=True), (path, a.index); compared += 1
+assert _SERVER[0].proc.poll() is None  # one helper served every request
+print(compared)
+"""
+
+
+def test_an_hcq2_workers_reference_from_the_helper_equals_its_own() -> None:
+  env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")} | {"HCQ2": "1"}
+  out = subprocess.run([sys.executable, "-c", COMPARE], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+  assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
+  assert int(out.stdout.split()[-1]) > 50, out.stdout
+
+
+def test_without_hcq2_there_is_no_helper() -> None:
+  from fuzz.campaign.reference_server import reference_without_hcq2
+  from tests.test_repro_verdicts import FED_BACK
+  assert "HCQ2" not in os.environ and reference_without_hcq2(FED_BACK, "fresh", 5) is None
