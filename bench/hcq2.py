@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""HCQ2 against the plain engine, side by side in one run (a script, not a test): prints a JSON report and a table.
+
+Figures, each engine in processes of its own (tinygrad reads HCQ2 at import):
+- tinygrad alone: six small training steps, each run eagerly 5 times then under TinyJit 5 times, kernels warm
+  (the script runs once first), median of 3 runs per engine, the engines interleaved; their ratio is what HCQ2 costs
+  tinygrad itself;
+- planfuzz: a one-worker `planfuzz run --target tinyjit` campaign's rate per engine (the same seed and examples, its
+  disk cache filled by a first run); the ratio of the rates is what HCQ2 costs a campaign;
+- planfuzz's own share: the campaign's ratio over tinygrad's (goal: at most what planfuzz's overhead is without HCQ2,
+  1.07 in bench/run.py), i.e. an HCQ2 campaign's rate at least tinygrad's HCQ2/plain ratio times the plain rate;
+- each HCQ2 replay mutant's seconds to kill from process start, in a fixed-seed CPU campaign of at most 150 examples
+  (planner/engines/hcq2.py; goal: every one killed).
+With --emulated the same on tinygrad's emulated AMD GPU (HCQ2 there runs its runtime on the PYTHON device).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.run import campaign_rate, emulated_env, first_finding, summarize  # noqa: E402
+from planner.engines import of_engine  # noqa: E402
+
+KILL_BUDGET = 150
+# six small training steps, eager x5 then TinyJit x5 each: tinygrad's own cost per engine, no planfuzz in it
+ALONE = """
+import time
+import numpy as np
+from tinygrad import Context, Device, Tensor, TinyJit
+D0, D1 = Device.DEFAULT, Device.DEFAULT.split(":")[0] + ":1"
+def steps():
+  def linear(w, x): return (x @ w).relu().sum()
+  def conv(w, x): return x.reshape(2, 3, 8, 4).conv2d(w.reshape(-1)[:54].reshape(2, 3, 3, 3), padding=1).sum()
+  def chain(w, x): return ((x @ w).exp() * 0.5 + (x @ w).sigmoid()).mean()
+  def sliced(w, x): return (x[:, 4:20] @ w[4:20]).sum()
+  def reduce(w, x): return (x.max(axis=1) - x.min(axis=1)).sum() + w.sum()
+  def copy(w, x): return (x.to(D1) @ w.to(D1)).to(D0).sum()
+  return [linear, conv, chain, sliced, reduce, copy]
+def run():
+  for f in steps():
+    w = Tensor(np.random.default_rng(0).standard_normal((24, 24)).astype(np.float32)).realize()
+    def step(x):
+      w.grad = None
+      loss = f(w, x)
+      loss.backward()
+      w.assign(w.detach() - 0.01 * w.grad).realize()
+      return loss.realize()
+    with Context(TRAINING=1):
+      for jit in (False, True):
+        g = TinyJit(step) if jit else step
+        for k in range(5): g(Tensor(np.full((8, 24), k * 0.1, np.float32)).realize()).numpy()
+run()
+t = time.perf_counter(); run(); print(time.perf_counter() - t)
+"""
+
+
+def engine_env(engine: str, env: dict | None) -> dict:
+  base = {k: v for k, v in {**os.environ, **(env or {})}.items() if k not in ("HCQ2", "HCQ_RUNTIME_DEV")}
+  if engine != "hcq2": return base
+  return base | {"HCQ2": "1"} | ({"HCQ_RUNTIME_DEV": "PYTHON"} if "MOCK" in base.get("DEV", "") else {})
+
+
+def tinygrad_alone(engine: str, env: dict | None) -> float:
+  out = subprocess.run([sys.executable, "-c", ALONE], cwd=ROOT, capture_output=True, text=True, env=engine_env(engine, env), check=True)
+  return float(out.stdout.split()[-1])
+
+
+def side_by_side(examples: int, seed: int, env: dict | None, runs: int) -> dict:
+  alone = {"plain": [], "hcq2": []}
+  for _ in range(runs):  # interleaved, so a slow minute of the machine hits both engines
+    for engine in alone: alone[engine].append(tinygrad_alone(engine, env))
+  rates = {e: campaign_rate("tinyjit", seed, examples, 1, engine_env(e, env))["per_second"] for e in ("plain", "hcq2")}
+  tinygrad_ratio = statistics.median(alone["hcq2"]) / statistics.median(alone["plain"])
+  campaign_ratio = rates["plain"] / rates["hcq2"]
+  return {"tinygrad_alone_s": {e: statistics.median(v) for e, v in alone.items()}, "tinygrad_ratio": tinygrad_ratio,
+          "campaign_per_second": rates, "campaign_ratio": campaign_ratio, "planfuzz_share": campaign_ratio / tinygrad_ratio,
+          "goal_hcq2_per_second": rates["plain"] / tinygrad_ratio}
+
+
+def kills(seeds: int, env: dict | None) -> dict:
+  return {name: summarize([first_finding(None, "tinyjit", None, s, KILL_BUDGET, name, engine_env("hcq2", env)) for s in range(seeds)])
+          for name in of_engine("hcq2")}
+
+
+def main() -> None:
+  ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  ap.add_argument("--examples", type=int, default=40, help="examples of each engine's rate campaign")
+  ap.add_argument("--seed", type=int, default=0)
+  ap.add_argument("--seeds", type=int, default=2, help="seeds per mutant kill")
+  ap.add_argument("--runs", type=int, default=3, help="tinygrad-alone runs per engine (median)")
+  ap.add_argument("--skip", nargs="*", default=[], choices=["rates", "mutants"])
+  ap.add_argument("--emulated", action="store_true", help="on tinygrad's emulated AMD GPU instead of the CPU")
+  args = ap.parse_args()
+  env = emulated_env() if args.emulated else None
+  start, report = time.perf_counter(), {"device": "emulated AMD" if args.emulated else "CPU"}
+  if "rates" not in args.skip: report["side_by_side"] = side_by_side(args.examples, args.seed, env, args.runs)
+  if "mutants" not in args.skip: report["hcq2_mutants"] = kills(args.seeds, env)
+  report["seconds"] = time.perf_counter() - start
+  print(json.dumps(report, indent=1, default=str))
+  if (s := report.get("side_by_side")) is not None:
+    print(f"tinygrad alone: plain {s['tinygrad_alone_s']['plain']:.2f}s, hcq2 {s['tinygrad_alone_s']['hcq2']:.2f}s: "
+          f"HCQ2 costs tinygrad {s['tinygrad_ratio']:.2f}x")
+    print(f"planfuzz campaign: plain {s['campaign_per_second']['plain']:.2f}/s, hcq2 {s['campaign_per_second']['hcq2']:.2f}/s: "
+          f"HCQ2 costs the campaign {s['campaign_ratio']:.2f}x; planfuzz's own share {s['planfuzz_share']:.2f} (goal <= 1.07: "
+          f"hcq2 >= {s['goal_hcq2_per_second']:.2f}/s)")
+  for name, m in report.get("hcq2_mutants", {}).items():
+    print(f"hcq2 mutant {name}: {m['killed']} killed, median {m['median_s']:.1f}s / max {m['max_s']:.1f}s, "
+          f"median {m['median_examples']} examples (budget {KILL_BUDGET})")
+
+
+if __name__ == "__main__":
+  main()
