@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,33 +66,53 @@ def describe(call: Any, inputs: tuple) -> Ran:
 def _kernel_name(k: Any) -> str: return NAME_SUFFIX.sub("", re.sub(r"\x1b\[[0-9;]*m", "", str(k.arg.name)))
 
 
+def jit_classes() -> list[type]:
+  """The JIT classes whose calls are marked: tinygrad's TinyJit (a class of its own before 0.14, `_TinyJit` from it)
+  and, where this tinygrad's internals are supported, planfuzz's PlannedJit."""
+  jit_mod = importlib.import_module("tinygrad.engine.jit")
+  classes = [getattr(jit_mod, "_TinyJit", None) or jit_mod.TinyJit]
+  return classes if tg.MISSING else [*classes, importlib.import_module("planner.jit").PlannedJit]
+
+
+@contextlib.contextmanager
+def jit_calls(before: Callable[[int, int], None], after: Callable[[int, int], None]) -> Iterator[None]:
+  """Every call of a JIT made while active told before it runs (`before(jit, call)`, the JITs numbered in the order
+  they were first called, `call` counted per JIT) and after it returns or raises (`after`)."""
+  real_calls = {cls: vars(cls)["__call__"] for cls in jit_classes()}
+  jits: dict[int, list] = {}  # id(jit) -> [its index, calls so far, the JIT (kept, so its id is not reused)]
+
+  def marked(real: Any) -> Any:
+    def jit_call(self: Any, *args: Any, **kwargs: Any) -> Any:
+      seen = jits.setdefault(id(self), [len(jits), 0, self])
+      jit, call = seen[0], seen[1]
+      seen[1] += 1
+      before(jit, call)
+      try: return real(self, *args, **kwargs)
+      finally: after(jit, call)
+    return jit_call
+  for cls, real in real_calls.items(): cls.__call__ = marked(real)
+  try: yield
+  finally:
+    for cls, real in real_calls.items(): cls.__call__ = real
+
+
 @contextlib.contextmanager
 def recording() -> Iterator[list[JitCall]]:
   """Every JIT call made while active, in order, with what tinygrad executed inside it."""
   tg.require()
   realize = importlib.import_module("tinygrad.engine.realize")
-  jit_classes = [importlib.import_module("tinygrad.engine.jit")._TinyJit, importlib.import_module("planner.jit").PlannedJit]
   calls: list[JitCall] = []
-  jits: dict[int, list] = {}  # id(jit) -> [its index, calls so far, the JIT (kept, so its id is not reused)]
   open_call: list[JitCall] = []
-  real_stats, real_calls = realize.track_stats, {cls: vars(cls)["__call__"] for cls in jit_classes}
+  real_stats = realize.track_stats
 
   def track_stats(ctx: Any, call: Any, st: Any, ets: list) -> None:
     if open_call and ctx.update_stats: open_call[-1].ran.append(describe(call, ctx.input_uops))
     return real_stats(ctx, call, st, ets)
 
-  def marked(real: Any) -> Any:
-    def jit_call(self: Any, *args: Any, **kwargs: Any) -> Any:
-      seen = jits.setdefault(id(self), [len(jits), 0, self])
-      calls.append(JitCall(seen[0], seen[1]))
-      seen[1] += 1
-      open_call.append(calls[-1])
-      try: return real(self, *args, **kwargs)
-      finally: open_call.pop()
-    return jit_call
+  def before(jit: int, call: int) -> None:
+    calls.append(JitCall(jit, call))
+    open_call.append(calls[-1])
   realize.track_stats = track_stats
-  for cls, real in real_calls.items(): cls.__call__ = marked(real)
-  try: yield calls
-  finally:
-    realize.track_stats = real_stats
-    for cls, real in real_calls.items(): cls.__call__ = real
+  try:
+    with jit_calls(before, lambda jit, call: open_call.pop()): yield calls
+  finally: realize.track_stats = real_stats

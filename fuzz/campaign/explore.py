@@ -21,7 +21,7 @@ from fuzz.campaign import emulator
 from fuzz.campaign.bugbook import signatures
 from fuzz.campaign.example import run_example, under_knobs
 from fuzz.campaign.examples_db import open_database
-from fuzz.campaign.messages import Exited, Job, Knobs, Message, Result, Retired, ShrinkStep, Started
+from fuzz.campaign.messages import Calling, Exited, Job, Knobs, Message, Result, Retired, ShrinkStep, Started
 from fuzz.campaign.outcome import ERROR, Outcome
 from fuzz.gen.strategies import knob_settings, programs
 from oracle.compare import Verdict, error_text, rejection
@@ -31,6 +31,7 @@ from oracle.runs import MODES
 from oracle.signature import Signature
 from oracle.targets import Target
 from planner import tg
+from planner.ran import jit_calls
 
 RUN_EXAMPLES = 50  # examples per Hypothesis run at most
 SLACK = 10  # draws a run may spend on programs already run (each run first tries the simplest program again)
@@ -109,7 +110,8 @@ class Explorer:
     job, shrinking = self.job, self.shrinking
     self.send(Started(job.worker, program, mode, knobs, shrinking.sig if shrinking else None))
     t0 = time.perf_counter()
-    outcome, plan = worker_outcome(program, under_knobs(job.target, dict(knobs)), job.calls, mode, job.strict)
+    with jit_calls(lambda j, k: self.send(Calling(job.worker, j, k)), lambda j, k: self.send(Calling(job.worker, j, k, True))):
+      outcome, plan = worker_outcome(program, under_knobs(job.target, dict(knobs)), job.calls, mode, job.strict)
     outcome = self.outcomes[example_key(program, mode, knobs)] = outcome.plain()
     if shrinking is None: self.send(Result(job.worker, program, mode, knobs, outcome, time.perf_counter() - t0, plan))
     elif (f := shrinking.shows(outcome)) is not None:

@@ -85,6 +85,16 @@ class ShrinkStep:
 
 
 @dataclass(frozen=True)
+class Calling:
+  """Sent as one JIT call of the example starts (`done` False) and as it ends: the parent bounds each call
+  (fuzz/campaign/hangs.py)."""
+  worker: int
+  jit: int
+  call: int
+  done: bool = False
+
+
+@dataclass(frozen=True)
 class Retired:
   """The worker stops before its share is spent (`why`): a fresh process takes the rest of it."""
   worker: int
@@ -98,4 +108,4 @@ class Exited:
 
 
 Event = Result | ShrinkStep | Retired  # what the parent hands on to triage
-Message = Started | Result | ShrinkStep | Retired | Exited
+Message = Started | Calling | Result | ShrinkStep | Retired | Exited

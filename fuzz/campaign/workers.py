@@ -19,11 +19,12 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from fuzz.campaign.explore import example_key, explore
-from fuzz.campaign.messages import Event, Exited, Job, Result, Retired, ShrinkStep, Started
+from fuzz.campaign.hangs import CallClock
+from fuzz.campaign.messages import Calling, Event, Exited, Job, Result, Retired, ShrinkStep, Started
 from fuzz.campaign.outcome import Outcome
 from oracle.compare import Verdict
 from oracle.findings import Finding
@@ -33,11 +34,13 @@ CRASH, HANG = "crash", "hang"
 POLL_S = 0.2
 
 
-@dataclass(frozen=True)
+@dataclass
 class Pending:
-  """The program a worker announced and has not finished: what the parent reports if the worker dies or hangs."""
+  """The program a worker announced and has not finished: what the parent reports if the worker dies or hangs, and
+  the JIT call it is in (a call running past its budget is a hang: fuzz/campaign/hangs.py)."""
   started: Started
   at: float  # perf_counter when it was announced
+  clock: CallClock = field(default_factory=CallClock)
 
 
 def _worker(job: Job, conn: Any) -> None:
@@ -95,8 +98,11 @@ class _Slot:
       while not self.finished and self.conn.poll():
         msg = self.conn.recv()
         if isinstance(msg, Started):
-          self.pending = Pending(msg, time.perf_counter())
+          self.pending = Pending(msg, time.perf_counter(), CallClock(getattr(msg.program, "reset", None)))
           self.history.append((msg.program, msg.mode, msg.knobs))
+        elif isinstance(msg, Calling) and self.pending is not None:
+          if msg.done: self.pending.clock.end(time.perf_counter())
+          else: self.pending.clock.start(msg.jit, msg.call, time.perf_counter())
         elif isinstance(msg, Result):
           self.pending, self.done = None, self.done + 1
           on_event(msg)
@@ -112,7 +118,9 @@ class _Slot:
   def watch(self, ctx: Any, on_event: Callable[[Event], None], timeout: float) -> _Slot:
     """This slot, or its replacement when the worker died or overran `timeout` on one program (reported as a finding,
     with the bug it was shrinking then, whose smallest program so far is kept)."""
-    hung = self.pending is not None and time.perf_counter() - self.pending.at > timeout
+    now = time.perf_counter()
+    overran = None if self.pending is None else self.pending.clock.overran(now)
+    hung = self.pending is not None and (now - self.pending.at > timeout or overran is not None)
     if self.finished: return self.successor(ctx) if self.retired else self
     if self.proc.is_alive() and not hung: return self
     if hung: self.proc.kill()
@@ -121,7 +129,7 @@ class _Slot:
     if self.finished: return self
     p = self.pending or Pending(Started(self.job.worker, None, self.job.mode or "", ()), time.perf_counter())
     program, mode, knobs, shrinking = p.started.program, p.started.mode, p.started.knobs, p.started.shrinking
-    why = f"no result after {timeout:g}s" if hung else _death(self.proc.exitcode)
+    why = (overran or f"no result after {timeout:g}s") if hung else _death(self.proc.exitcode)
     details = {"worker": self.job.worker, "why": why} | ({"while_shrinking": str(shrinking)} if shrinking else {})
     finding = Finding(HANG if hung else CRASH, "worker", None, "run", details)
     on_event(Result(self.job.worker, program, mode, knobs, Outcome.of(Verdict(findings=[finding])), time.perf_counter() - p.at,

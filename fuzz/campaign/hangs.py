@@ -1,0 +1,47 @@
+"""How long one JIT call of an example may run before the parent calls it a hang.
+
+A replay that never finishes (a hung device queue, a planted fault in graph replay on the emulated GPU) used to wait
+out the example's whole `--timeout` (300 s). The worker now says when each JIT call starts and ends (`Calling`), and
+the parent bounds a replay by what the example's first eager call took (its kernels compiled then): a replay does the
+same work with nothing to compile. A capture lowers and may compile what eager did not, so it gets the room of an
+eager call; eager calls (call 0, the call after a reset) are bounded by `--timeout` alone. A hang found so says which
+call hung and what it was allowed.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from oracle.schedule import Schedule
+
+REPLAY_SLACK_S, CAPTURE_SLACK_S, FACTOR = 15.0, 120.0, 10.0
+
+
+@dataclass
+class CallClock:
+  """The JIT call an example is in now, and what its first eager call took."""
+  reset: int | None = None  # the program's jit.reset() call, which decides each call's phase
+  jit: int | None = None
+  call: int | None = None
+  since: float = 0.0
+  first_eager_s: float | None = None
+
+  def start(self, jit: int, call: int, now: float) -> None: self.jit, self.call, self.since = jit, call, now
+
+  def end(self, now: float) -> None:
+    if self.first_eager_s is None and self.call is not None and Schedule(self.reset).replay(self.call) < 0:
+      self.first_eager_s = now - self.since
+    self.call = None
+
+  def budget(self) -> float | None:
+    """Seconds the call running now may take, or None where only the example's timeout bounds it."""
+    if self.call is None or self.first_eager_s is None: return None
+    n = Schedule(self.reset).replay(self.call)
+    if n < 0: return None
+    return (CAPTURE_SLACK_S if n == 0 else REPLAY_SLACK_S) + FACTOR * self.first_eager_s
+
+  def overran(self, now: float) -> str | None:
+    """Why the call running now is a hang, or None."""
+    if (budget := self.budget()) is None or now - self.since <= budget: return None
+    phase = Schedule(self.reset).phase(self.call)
+    return (f"call {self.call} ({phase}) of JIT {self.jit} ran past its {budget:.0f}s ({self.first_eager_s:.2f}s the first "
+            f"eager call took, x{FACTOR:g}, plus {budget - FACTOR * self.first_eager_s:.0f}s)")
