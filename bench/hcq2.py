@@ -5,8 +5,8 @@ Figures, each engine in processes of its own (tinygrad reads HCQ2 at import):
 - tinygrad alone: six small training steps, each run eagerly 5 times then under TinyJit 5 times, kernels warm
   (the script runs once first), median of 3 runs per engine, the engines interleaved; their ratio is what HCQ2 costs
   tinygrad itself;
-- planfuzz: a one-worker `planfuzz run --target tinyjit` campaign's rate per engine (the same seed and examples, its
-  disk cache filled by a first run); the ratio of the rates is what HCQ2 costs a campaign;
+- planfuzz: a two-worker `planfuzz run --target tinyjit --engine E` campaign's rate per engine (the same seed and
+  examples, its disk cache filled by a first run); the ratio of the rates is what HCQ2 costs a campaign;
 - planfuzz's own share: the campaign's ratio over tinygrad's (goal: at most what planfuzz's overhead is without HCQ2,
   1.07 in bench/run.py), i.e. an HCQ2 campaign's rate at least tinygrad's HCQ2/plain ratio times the plain rate;
 - each HCQ2 replay mutant's seconds to kill from process start, in a fixed-seed CPU campaign of at most 150 examples
@@ -78,7 +78,7 @@ def side_by_side(examples: int, seed: int, env: dict | None, runs: int) -> dict:
   alone = {"plain": [], "hcq2": []}
   for _ in range(runs):  # interleaved, so a slow minute of the machine hits both engines
     for engine in alone: alone[engine].append(tinygrad_alone(engine, env))
-  rates = {e: campaign_rate("tinyjit", seed, examples, 1, engine_env(e, env))["per_second"] for e in ("plain", "hcq2")}
+  rates = {e: campaign_rate("tinyjit", seed, examples, 2, engine_env(e, env), e)["per_second"] for e in ("plain", "hcq2")}
   tinygrad_ratio = statistics.median(alone["hcq2"]) / statistics.median(alone["plain"])
   campaign_ratio = rates["plain"] / rates["hcq2"]
   return {"tinygrad_alone_s": {e: statistics.median(v) for e, v in alone.items()}, "tinygrad_ratio": tinygrad_ratio,

@@ -47,10 +47,12 @@ def emulated_env() -> dict[str, str]:
   return env
 
 
-def _planfuzz_run(target: str, seed: int, examples: int, workers: int, env: dict | None = None) -> subprocess.CompletedProcess:
-  """One `planfuzz run` in a fresh process: no shrinking and no confirmation, so only examples are in its time."""
+def _planfuzz_run(target: str, seed: int, examples: int, workers: int, env: dict | None = None,
+                  engine: str = "plain") -> subprocess.CompletedProcess:
+  """One `planfuzz run` in a fresh process: no shrinking and no confirmation, so only examples are in its time; the
+  plain engine unless told (a rate of one engine, not of a mixed campaign's)."""
   cmd = [sys.executable, "-m", "fuzz.campaign.cli", "run", "--target", target, "--examples", str(examples), "--workers", str(workers),
-         "--seed", str(seed), "--db", "none", "--no-confirm", "--shrink-budget", "0"]
+         "--seed", str(seed), "--db", "none", "--no-confirm", "--shrink-budget", "0", "--engine", engine]
   with tempfile.TemporaryDirectory() as repros:
     out = subprocess.run(cmd + ["--repro-dir", repros], cwd=ROOT, capture_output=True, text=True,
                          env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
@@ -72,11 +74,11 @@ def rate(target: Target, seed: int, examples: int) -> dict:
           "findings": sum(c.stats.findings.values())}
 
 
-def campaign_rate(target: str, seed: int, examples: int, workers: int, env: dict | None = None) -> dict:
+def campaign_rate(target: str, seed: int, examples: int, workers: int, env: dict | None = None, engine: str = "plain") -> dict:
   """Examples per second of `planfuzz run --workers N` as its summary gives them (first example's start to last one's
   end, so process start is not in it), after the same campaign ran once to fill the disk cache."""
-  _planfuzz_run(target, seed, examples, workers, env)
-  out = _planfuzz_run(target, seed, examples, workers, env)
+  _planfuzz_run(target, seed, examples, workers, env, engine)
+  out = _planfuzz_run(target, seed, examples, workers, env, engine)
   if (m := re.search(r"wall clock: [0-9.]+s over \d+ workers \(([0-9.]+) examples/s\)", out.stdout)) is None:
     raise RuntimeError(f"no workers' wall clock in the summary of a {workers}-worker campaign of {examples} examples:\n{out.stdout[-500:]}")
   census = re.findall(r"graphs: (\d+)% of examples (.+)", out.stdout)

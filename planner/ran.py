@@ -78,7 +78,6 @@ def jit_classes() -> list[type]:
 def jit_calls(before: Callable[[int, int], None], after: Callable[[int, int], None]) -> Iterator[None]:
   """Every call of a JIT made while active told before it runs (`before(jit, call)`, the JITs numbered in the order
   they were first called, `call` counted per JIT) and after it returns or raises (`after`)."""
-  real_calls = {cls: vars(cls)["__call__"] for cls in jit_classes()}
   jits: dict[int, list] = {}  # id(jit) -> [its index, calls so far, the JIT (kept, so its id is not reused)]
 
   def marked(real: Any) -> Any:
@@ -90,10 +89,7 @@ def jit_calls(before: Callable[[int, int], None], after: Callable[[int, int], No
       try: return real(self, *args, **kwargs)
       finally: after(jit, call)
     return jit_call
-  for cls, real in real_calls.items(): cls.__call__ = marked(real)
-  try: yield
-  finally:
-    for cls, real in real_calls.items(): cls.__call__ = real
+  with tg.calls_through(jit_classes(), marked): yield
 
 
 @contextlib.contextmanager

@@ -533,6 +533,18 @@ def _copies_in(allocator: Any) -> bool:
   return type(allocator)._copyin is not importlib.import_module("tinygrad.device").Allocator._copyin
 
 
+@contextlib.contextmanager
+def calls_through(classes: list[type], wrap: Callable[[Callable], Callable]) -> Iterator[None]:
+  """Each class's own `__call__` replaced by `wrap(that __call__)` while active: how the replay engines' spies and
+  mutants, and planner/ran.py, watch a JIT or a graph runner run (the classes are patched, not the modules' lookups of
+  them: tinygrad's pattern matchers run copies of their functions, which a patched module function goes unseen by)."""
+  real = {cls: vars(cls)["__call__"] for cls in classes}
+  for cls, call in real.items(): cls.__call__ = wrap(call)
+  try: yield
+  finally:
+    for cls, call in real.items(): cls.__call__ = call
+
+
 def internal(name: str) -> Any:
   """A tinygrad internal this module loaded (`_NEEDED`): for the replay engines' adapters (planner/engines/)."""
   require()

@@ -62,16 +62,12 @@ def graph_calls_through(through: Callable[[Any, GraphCall, tuple, dict], Any]) -
   in graph replay. The runner classes are patched, not realize's lookup of them: tinygrad's pattern matchers run
   copies of their functions with the module globals of their first use, so a patched module function goes unseen."""
   tg.require()
-  real = {cls: vars(cls)["__call__"] for cls in _graph_classes()}
 
   def patched(call: Callable) -> Callable:
     def runner_call(self: Any, input_uops: tuple, var_vals: dict, wait: bool = False) -> Any:
       return through(self, lambda inputs, values: call(self, inputs, values, wait=wait), input_uops, var_vals)
     return runner_call
-  for cls, call in real.items(): cls.__call__ = patched(call)
-  try: yield
-  finally:
-    for cls, call in real.items(): cls.__call__ = call
+  with tg.calls_through(_graph_classes(), patched): yield
 
 
 @contextlib.contextmanager
