@@ -51,7 +51,7 @@ def test_hcq2_mutants_change_nothing_without_hcq2() -> None:
 
 def test_the_census_counts_hcq2_rows_from_the_calls_that_ran() -> None:
   census, program = Census(), Program(params=(), inputs=(Leaf("x0", (8,), seed=1),), state=(), body=(), backward=(), returns="x0")
-  every = (Captured(written_inputs=1, view_inputs=1), HcqCall(kernels=4, devices=2, variables=True, inputs=2, runs=3))
+  every = (Captured(view_inputs=1), HcqCall(kernels=4, devices=2, variables=True, inputs=2, runs=3, written_inputs=1))
   census.record(program, (), {"hcq2": every})
   census.record(program, (), {"hcq2": (HcqCall(kernels=1, devices=1, variables=True, inputs=1, runs=1),)})  # captured, never replayed
   census.record(program, (), {"plain": ()})  # a worker of a mixed campaign that runs without HCQ2

@@ -67,60 +67,67 @@ class HcqCall:
   variables: bool  # Variable values handed over on every call
   inputs: int  # explicit inputs whose addresses it writes into its table on every call
   runs: int = 0  # times a JIT ran it
+  written_inputs: int = 0  # the most inputs of one run that are buffers the capture writes (its own output fed back)
 
 
 @dataclass(frozen=True)
 class Captured:
-  """One capture lowered for HCQ2: how many of its explicit inputs its linear writes (a replay must copy them first),
-  and how many it reads or writes through a view (their addresses resolved as base plus offset on every call)."""
-  written_inputs: int
+  """One capture lowered for HCQ2: how many of its explicit inputs it takes through a view (their addresses resolved
+  as base plus offset on every call)."""
   view_inputs: int
+
+
+def _slots(call: Any) -> set[int]: return {k for _, idxs in call.arg.aux.input_idxs for k in idxs}
 
 
 def _hcq_call(call: Any, ctx: Any) -> HcqCall:
   info = call.arg.aux
-  slots = {k for _, idxs in info.input_idxs for k in idxs}
-  return HcqCall(len(info.kernels), len({d for devs, _, _ in info.kernels for d in devs}), bool(ctx.var_vals), len(slots))
+  return HcqCall(len(info.kernels), len({d for devs, _, _ in info.kernels for d in devs}), bool(ctx.var_vals), len(_slots(call)))
 
 
-def _captured(linear: Any) -> Captured:
-  """What a parametrized linear does with its explicit inputs (PARAM slots): those some call writes, and those some
-  call takes through a view."""
-  written, viewed = set(), set()
+def _lowered(linear: Any, written: set) -> Captured:
+  """What a parametrized linear does with its explicit inputs: the PARAM slots some call takes through a view; the
+  BUFFERs its calls write go into `written` (an input that is one of them at a replay must be copied first)."""
+  viewed = set()
   for call in linear.src:
     if call.src[0].op not in (tg.Ops.SINK, tg.Ops.PROGRAM, tg.Ops.COPY): continue
     args, (outs, _) = tg.call_args(call), tg.call_effects(call)
-    written |= {u.arg.slot for k in outs for u in args[k].toposort() if u.op is tg.Ops.PARAM}
+    written |= {u for k in outs for u in args[k].toposort() if u.op is tg.Ops.BUFFER}
     viewed |= {u.arg.slot for a in args if a.op not in (tg.Ops.PARAM, tg.Ops.BUFFER, tg.Ops.MSELECT, tg.Ops.MSTACK)
                for u in a.toposort() if u.op is tg.Ops.PARAM}
-  return Captured(len(written), len(viewed))
+  return Captured(len(viewed))
 
 
 @contextlib.contextmanager
 def spy_hcq() -> Iterator[list]:
-  """The 'hcq' calls JITs ran while active (each with how many times it ran) and each HCQ2 capture's written inputs,
-  filled in on exit. Nothing where this process runs without HCQ2 or this tinygrad's internals are unsupported."""
+  """The 'hcq' calls JITs ran while active (each with how many times it ran and the inputs it was given that a capture
+  writes) and what each HCQ2 capture takes through views, filled in on exit. Nothing where this process runs without
+  HCQ2 or this tinygrad's internals are unsupported."""
   found: list = []
   if tg.MISSING or not active():
     yield found
     return
-  runs: dict[int, list] = {}  # id(call) -> [call (kept, so its id is not reused), record, runs]
+  runs: dict[int, list] = {}  # id(call) -> [call (kept, so its id is not reused), record, runs, written inputs]
+  written: set = set()  # BUFFERs the captures' linears write
   jit_mod = importlib.import_module("tinygrad.engine.jit")
   real_compile = jit_mod.compile_linear
 
   def through(call: Any, ctx: Any, run: Exec) -> Any:
-    if ctx.jit: runs.setdefault(id(call), [call, _hcq_call(call, ctx), 0])[2] += 1
+    if ctx.jit:
+      seen = runs.setdefault(id(call), [call, _hcq_call(call, ctx), 0, 0])
+      seen[2] += 1
+      seen[3] = max(seen[3], sum(ctx.input_uops[k] in written for k in _slots(call) if k < len(ctx.input_uops)))
     return run(call, ctx)
 
   def compile_linear(linear: Any, *args: Any, **kwargs: Any) -> Any:
-    found.append(_captured(linear))
+    found.append(_lowered(linear, written))
     return real_compile(linear, *args, **kwargs)
   jit_mod.compile_linear = compile_linear
   try:
     with executing(through): yield found
   finally:
     jit_mod.compile_linear = real_compile
-    found.extend(dataclasses.replace(record, runs=n) for _, record, n in runs.values())
+    found.extend(dataclasses.replace(record, runs=n, written_inputs=w) for _, record, n, w in runs.values())
 
 
 def _calls(records: tuple) -> list[HcqCall]: return [r for r in records if isinstance(r, HcqCall)]
@@ -132,7 +139,7 @@ ROWS = (
   ("a Variable in an 'hcq' call", lambda rs: any(c.variables and c.runs >= 2 for c in _calls(rs))),
   ("2+ inputs patched into one 'hcq' call", lambda rs: any(c.inputs >= 2 and c.runs >= 2 for c in _calls(rs))),
   ("an input addressed through a view", lambda rs: _replayed(rs) and any(isinstance(r, Captured) and r.view_inputs for r in rs)),
-  ("a capture that writes an input", lambda rs: _replayed(rs) and any(isinstance(r, Captured) and r.written_inputs for r in rs)),
+  ("a replay given an input the capture writes", lambda rs: any(c.written_inputs and c.runs >= 2 for c in _calls(rs))),
   ("a multi-device 'hcq' call", lambda rs: any(c.devices >= 2 and c.runs >= 2 for c in _calls(rs))),
 )
 
