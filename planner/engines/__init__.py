@@ -8,7 +8,8 @@
 
 Each module is the engine's part of the tinygrad adapter: what ran (a spy the census reads off the engine as it runs,
 never the program text, with its census rows) and what to plant (mutants: faults wrong only on that engine, for tests
-and `planfuzz run --replay-mutant`, never by default). A new engine is one module and one line in MODULES.
+and `planfuzz run --graph-mutant M` or `--hcq2-mutant M`, never by default). A new engine is one module and one line
+in MODULES.
 """
 from __future__ import annotations
 
