@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.run import campaign_rate, emulated_env, first_finding, summarize  # noqa: E402
-from planner.engines import of_engine  # noqa: E402
+from planner.engines import hcq2, of_engine  # noqa: E402
 
 KILL_BUDGET = 150
 # six small training steps, eager x5 then TinyJit x5 each: tinygrad's own cost per engine, no planfuzz in it
@@ -64,9 +64,8 @@ t = time.perf_counter(); run(); print(time.perf_counter() - t)
 
 
 def engine_env(engine: str, env: dict | None) -> dict:
-  base = {k: v for k, v in {**os.environ, **(env or {})}.items() if k not in ("HCQ2", "HCQ_RUNTIME_DEV")}
-  if engine != "hcq2": return base
-  return base | {"HCQ2": "1"} | ({"HCQ_RUNTIME_DEV": "PYTHON"} if "MOCK" in base.get("DEV", "") else {})
+  base = hcq2.without({**os.environ, **(env or {})})
+  return base | hcq2.process_env(base) if engine == "hcq2" else base
 
 
 def tinygrad_alone(engine: str, env: dict | None) -> float:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from fuzz.gen.features import FEATURES
 from fuzz.gen.program import Program
-from planner.engines import ENGINES, census_rows
+from planner.engines import ENGINES, Engine, census_rows
 
 if TYPE_CHECKING:  # planner.memplan needs a tinygrad the planner supports; the tinyjit target runs on older ones
   from planner.memplan import Placement
@@ -68,12 +68,12 @@ class Census:
       line = f"  {f.name}: {100 * self.share(f.name):.0f}% of examples"
       if f.planned is not None: line += f", {100 * self.share(f.name, self.planned):.0f}% {f.planned_what}"
       lines.append(line)
-    return lines + [line for e in ENGINES.values() for line in self.engine_summary(e.label)]
+    return lines + [line for e in ENGINES.values() for line in self.engine_summary(e)]
 
-  def engine_summary(self, label: str) -> list[str]:
+  def engine_summary(self, engine: Engine) -> list[str]:
     """An engine's rows, each a share of the examples run where it was active (`hcq2: 61% of examples an 'hcq' call
     replayed`; a mixed campaign says of how many), or why none ran."""
-    engine, n = next(e for e in ENGINES.values() if e.label == label), self.engine_examples[label]
+    label, n = engine.label, self.engine_examples[engine.label]
     if not n: return []
     if not +self.engines.get(label, Counter()): return [f"  {label}: {engine.none_ran}"]
     head = [f"  {label}: active in {n} of the {self.examples} examples"] if n != self.examples else []

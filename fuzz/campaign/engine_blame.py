@@ -49,10 +49,9 @@ def blame_engine(verdict: Verdict, new: list[Finding], program: Program, target:
 def without_hcq2(program: Program, target: Target, calls: int, mode: str) -> set[tuple[str, int]] | None:
   """The (subject, call) of every finding the example shows in a fresh process without HCQ2; None when that run
   failed (it cannot say)."""
-  env = {k: v for k, v in os.environ.items() if k != "HCQ2"}
   example = repr((program, target.with_knobs(HCQ2=0), calls, mode))
-  try: out = subprocess.run([sys.executable, "-c", RERUN], input=example, capture_output=True, text=True, cwd=ROOT, env=env,
-                            timeout=TIMEOUT_S)
+  try: out = subprocess.run([sys.executable, "-c", RERUN], input=example, capture_output=True, text=True, cwd=ROOT,
+                            env=hcq2.without(os.environ), timeout=TIMEOUT_S)
   except subprocess.TimeoutExpired: return None
   if out.returncode != 0: return None
   return {(s, c) for s, c in json.loads(out.stdout.strip().splitlines()[-1])}

@@ -22,7 +22,6 @@ from typing import Any, BinaryIO
 from planner.engines import hcq2
 
 ROOT = Path(__file__).resolve().parents[2]
-ENGINE_ENV = ("HCQ2", "HCQ_RUNTIME_DEV")  # what makes a process run HCQ2: the helper starts without it
 
 
 def send(out: BinaryIO, obj: Any) -> None:
@@ -41,8 +40,7 @@ class ReferenceServer:
   """A helper process without HCQ2 that computes references on request, for as long as this process lives."""
 
   def __init__(self) -> None:
-    env = {k: v for k, v in os.environ.items() if k not in ENGINE_ENV}
-    self.proc = subprocess.Popen([sys.executable, "-m", "fuzz.campaign.reference_server"], cwd=ROOT, env=env,
+    self.proc = subprocess.Popen([sys.executable, "-m", "fuzz.campaign.reference_server"], cwd=ROOT, env=hcq2.without(os.environ),
                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 
   def reference(self, program: Any, mode: str, calls: int) -> Any | None:
@@ -79,10 +77,9 @@ def serve() -> None:
     try: program, mode, calls = receive(inp)
     except EOFError: return
     trace = replace(reference(functools.partial(to_subject, program), calls, mode), jit=None)
-    try: pickle.dumps(trace)
-    except Exception:
-      trace = replace(trace, calls=[c if c.error is None else replace(c, error=RuntimeError(repr(c.error))) for c in trace.calls])
-    send(out, trace)
+    try: send(out, trace)  # pickled whole before anything is written, so a failure leaves the pipe clean
+    except Exception: send(out, replace(trace, calls=[c if c.error is None else replace(c, error=RuntimeError(repr(c.error)))
+                                                      for c in trace.calls]))
 
 
 if __name__ == "__main__":

@@ -52,7 +52,7 @@ def campaign_engine(args: argparse.Namespace) -> str:
                      "device is one; AMD's is in a tinygrad checkout's extra/hcq2, on the path with the emulator's files)")
   if engine == MIXED and args.workers < 2:
     raise UsageError("--engine mixed runs each engine in worker processes of its own: give --workers 2 or more, or --engine plain|hcq2")
-  if engine != PLAIN: os.environ.update({k: v for k, v in hcq2.process_env(Device.DEFAULT).items() if k != "HCQ2"})  # for repros
+  if engine != PLAIN: os.environ.update({k: v for k, v in hcq2.process_env().items() if k != "HCQ2"})  # for repros
   return engine
 
 
@@ -60,8 +60,8 @@ def engine_job(target: Target, engine: str) -> tuple[Target, tuple[tuple[str, st
   """A worker's target and environment for its process engine: HCQ2 named in the target's knobs (so every finding
   carries it into its repro and report) where the device has HCQ2 at all."""
   if not hcq2.available(Device.DEFAULT): return target, ()
-  if engine == HCQ2: return target.with_knobs(HCQ2=1), tuple(hcq2.process_env(Device.DEFAULT).items())
-  return target.with_knobs(HCQ2=0), (("HCQ2", None),)
+  if engine == HCQ2: return target.with_knobs(HCQ2=1), tuple(hcq2.process_env().items())
+  return target.with_knobs(HCQ2=0), tuple((k, None) for k in hcq2.ENV_KEYS)
 
 
 class Progress:

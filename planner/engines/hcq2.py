@@ -19,7 +19,7 @@ import dataclasses
 import importlib
 import importlib.util
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,9 +29,12 @@ from planner.engines import Engine, Mutant
 Exec = Callable[[Any, Any], Any]  # (call, ExecContext) -> what executing it returns
 
 
+ENV_KEYS = ("HCQ2", "HCQ_RUNTIME_DEV")  # what makes a process run HCQ2 (`process_env`)
+
+
 def active() -> bool:
   """Whether this process's tinygrad runs HCQ2 (it reads `HCQ2` once, at import)."""
-  return os.environ.get("HCQ2", "0") not in ("", "0")
+  return bool(tg.environment_knobs().get("HCQ2"))
 
 
 def is_hcq_call(call: Any) -> bool:
@@ -215,10 +218,15 @@ def available(device: str) -> bool:
   return kind == "AMD" and importlib.util.find_spec("extra.hcq2") is not None
 
 
-def process_env(device: str) -> dict[str, str]:
-  """What a process needs in its environment to run HCQ2 (read by tinygrad at import): on the emulated GPU its runtime
-  runs on the PYTHON device, as tinygrad's own CI runs it."""
-  return {"HCQ2": "1"} | ({"HCQ_RUNTIME_DEV": "PYTHON"} if "MOCK" in os.environ.get("DEV", "") else {})
+def process_env(env: Mapping[str, str] = os.environ) -> dict[str, str]:
+  """What a process started from `env` needs in its environment to run HCQ2 (read by tinygrad at import): on the
+  emulated GPU (`DEV=MOCKKFD+AMD`) its runtime runs on the PYTHON device, as tinygrad's own CI runs it."""
+  return {"HCQ2": "1"} | ({"HCQ_RUNTIME_DEV": "PYTHON"} if "MOCK" in env.get("DEV", "") else {})
+
+
+def without(env: Mapping[str, str]) -> dict[str, str]:
+  """`env` for a process that runs without HCQ2."""
+  return {k: v for k, v in env.items() if k not in ENV_KEYS}
 
 
 ENGINE = Engine("hcq2", "hcq2", spy_hcq, ROWS, "none ran (no 'hcq' call was replayed)", active,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,26 +40,28 @@ def spy_replays() -> Iterator[list[PlainReplay]]:
     yield found
     return
   jit_mod = importlib.import_module("tinygrad.engine.jit")
-  captured, real_copy = jit_mod.CapturedJit, jit_mod._copy_input
-  real_call = vars(captured)["__call__"]
+  real_copy = jit_mod._copy_input
   runs: dict[int, list] = {}  # id(captured jit) -> [it (kept, so its id is not reused), calls, copies, runs]
   current: list[list] = []
 
-  def call(self: Any, input_uops: list, var_vals: dict) -> Any:
-    if not _plain(self.linear): return real_call(self, input_uops, var_vals)
-    seen = runs.setdefault(id(self), [self, len(self.linear.src), 0, 0])
-    seen[3] += 1
-    current.append(seen)
-    try: return real_call(self, input_uops, var_vals)
-    finally: current.pop()
+  def counted(real_call: Callable) -> Callable:
+    def call(self: Any, input_uops: list, var_vals: dict) -> Any:
+      if not _plain(self.linear): return real_call(self, input_uops, var_vals)
+      seen = runs.setdefault(id(self), [self, len(self.linear.src), 0, 0])
+      seen[3] += 1
+      current.append(seen)
+      try: return real_call(self, input_uops, var_vals)
+      finally: current.pop()
+    return call
 
   def copy_input(u: Any) -> Any:
     if current: current[-1][2] += 1
     return real_copy(u)
-  captured.__call__, jit_mod._copy_input = call, copy_input
-  try: yield found
+  jit_mod._copy_input = copy_input
+  try:
+    with tg.calls_through([jit_mod.CapturedJit], counted): yield found
   finally:
-    captured.__call__, jit_mod._copy_input = real_call, real_copy
+    jit_mod._copy_input = real_copy
     found.extend(PlainReplay(n, copies, r) for _, n, copies, r in runs.values())
 
 
