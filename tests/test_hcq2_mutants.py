@@ -71,3 +71,18 @@ def test_a_campaign_kills_an_hcq2_mutant_and_blames_hcq2(tmp_path: Path) -> None
   assert out.returncode == 1, out.stdout[-3000:] + out.stderr[-2000:]
   new = [line for line in out.stdout.splitlines() if line.strip().startswith("NEW")]
   assert new and all("blamed on hcq2" in line and " on hcq2;" in line for line in new), out.stdout
+
+
+def test_an_engine_that_ran_nothing_still_counts_its_example() -> None:
+  """The census's rows are shares of the examples an engine was active in, those where it ran nothing included: a
+  CPU example that only ran eagerly counts against 'a capture replayed call by call'."""
+  from fuzz.campaign.example import run_example
+  from fuzz.gen.program import Op
+  from oracle.targets import Target
+  once = Program(params=(), inputs=(Leaf("x0", (8,), seed=1),), state=(), body=(Op("scale", ("x0", 2.0), "v0"),), backward=(),
+                 returns="v0")
+  outcome = run_example(once, Target("tinyjit"), 1, "fresh")  # the eager call only: no capture ran
+  assert outcome.ran == {"plain": ()}, outcome.ran
+  census = Census()
+  census.record(once, (), outcome.ran)
+  assert census.engine_examples["plain"] == 1 and "plain: none ran" in "\n".join(census.summary())

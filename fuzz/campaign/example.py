@@ -78,5 +78,6 @@ def _judged(program: Program, target: Target, calls: int, mode: str, attribute: 
 
 
 def recorded(ran: dict[str, list]) -> dict[str, tuple]:
-  """What each engine ran, as the census keeps it: only engines that ran something."""
-  return {name: tuple(records) for name, records in ran.items() if records}
+  """What each engine active in this process ran, as the census keeps it: an active engine that ran nothing stays
+  (with no records), so its rows count over every example it could have run in."""
+  return {name: tuple(records) for name, records in ran.items()}
