@@ -39,3 +39,13 @@ def noting_pid(linear: Any, held: set) -> Any:
   from planner.packer import planfuzz_planner
   with open(os.environ["PLANFUZZ_TEST_PIDS"], "a") as f: f.write(f"{os.getpid()}\n")
   return planfuzz_planner(linear, held)
+
+
+def asserts(linear: Any, held: set) -> Any:
+  """Raises AssertionError, as tinygrad's own lowering asserts on a capture it cannot take (a JIT error finding)."""
+  raise AssertionError("planted: this planner cannot take the capture")
+
+
+def key_error(linear: Any, held: set) -> Any:
+  """Raises KeyError: what a script of an AssertionError finding must not take for its bug (a changed API, say)."""
+  raise KeyError("planted")

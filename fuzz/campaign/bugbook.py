@@ -48,6 +48,8 @@ class Bug:
   context: str | None = None  # for a context-dependent bug: the script replaying the worker's preceding examples
   history: list = field(default_factory=list)  # (program, mode, knobs) the worker ran before it first showed: kept in memory
   engines: list[str] = field(default_factory=list)  # the process engines it was seen on (planner/engines: plain, hcq2)
+  releases: dict[str, str] = field(default_factory=dict)  # tinygrad release -> whether its repro reproduces there (fuzz/history)
+  bisect: dict | None = None  # the commit that brought (or fixed) it, with --tinygrad-repo (fuzz/history/bisect.py)
 
   @property
   def new(self) -> bool: return self.signature.known is None

@@ -1,4 +1,5 @@
-"""`planfuzz`: run a fuzz campaign, replay a saved repro, draw a saved memory plan, merge a CI matrix's reports.
+"""`planfuzz`: run a fuzz campaign, replay a saved repro, draw a saved memory plan, merge a CI matrix's reports, and
+tell which tinygrad brought a bug (`bisect` over a checkout's commits, `releases` over the releases at hand).
 
 A campaign reports bugs, not examples: findings are grouped by signature, each new bug is shrunk in the worker that
 found it and confirmed by running its repro in a fresh process. Each bug leaves in --repro-dir its repro script
@@ -68,6 +69,8 @@ def parser() -> argparse.ArgumentParser:
                  help="replay engine of the workers: plain (HCQ2 off: call by call, or graphs where the device has them), "
                       "hcq2 (HCQ2=1, what tinygrad keeps) or mixed (every second worker runs HCQ2; default with 2+ workers "
                       "on a device with HCQ2, else plain; HCQ2=1 in the environment means hcq2)")
+  r.add_argument("--tinygrad-repo", default=None, help="a clone of tinygrad's git repository: each new confirmed bug of the tinyjit "
+                 "target is also bisected there (planfuzz bisect), its first bad or fixed commit in the report")
   planted = r.add_mutually_exclusive_group()
   planted.add_argument("--graph-mutant", dest="replay_mutant", default=None, help="plant a fault in tinygrad's graph replay in every "
                        "worker (planner/engines/graph.py), to show a campaign on a device with graphs judges the graph path")
@@ -81,7 +84,40 @@ def parser() -> argparse.ArgumentParser:
   pl = sub.add_parser("plan", help="draw a saved memory plan (.plan.json) as SVG")
   pl.add_argument("file")
   pl.add_argument("--out", default=None, help="SVG path (default: next to FILE)")
+  bs = sub.add_parser("bisect", help="the tinygrad commit that brought a bug (or fixed it): a repro run at commits of a tinygrad checkout")
+  bs.add_argument("repro", help="a repro script: exit 1 reproduces, 0 does not, anything else cannot say (skipped)")
+  bs.add_argument("--repo", required=True, help="a clone of tinygrad's git repository (its work tree is never touched)")
+  bs.add_argument("--old", default=None, help="the older end (default: the newest release tag whose verdict differs from --new's)")
+  bs.add_argument("--new", default="HEAD", help="the newer end (default HEAD)")
+  bs.add_argument("--timeout", type=float, default=120.0, help="seconds one run may take; past it the commit is skipped (default 120)")
+  bs.add_argument("--json", default=None, help="also write the answer and every step here")
+  rl = sub.add_parser("releases", help="which tinygrad releases at hand reproduce each repro (make old-tinygrad installs 0.12.0, 0.13.0)")
+  rl.add_argument("repros", nargs="+")
+  rl.add_argument("--timeout", type=float, default=300.0)
   return p
+
+
+def cmd_bisect(args: argparse.Namespace) -> int:
+  """The answer's lines on stdout (progress went to stderr); 0 when one commit is named, 1 when skips left a range."""
+  import json
+
+  from fuzz.history.bisect import bisect
+  if args.timeout <= 0: raise UsageError("--timeout must be positive")
+  answer = bisect(Path(args.repro), Path(args.repo), args.old, args.new, args.timeout)
+  if args.json: Path(args.json).write_text(json.dumps(answer.to_json(), indent=1))
+  print("\n".join(answer.lines()))
+  return EXIT_OK if answer.first is not None else EXIT_FOUND
+
+
+def cmd_releases(args: argparse.Namespace) -> int:
+  from fuzz.history.bisect import needs_emulator
+  from fuzz.history.releases import sentence, table
+  for repro in map(Path, args.repros):
+    if not repro.is_file(): raise UsageError(f"no such repro script: {repro}")
+    rows = table(repro, needs_emulator(repro), args.timeout)
+    print(f"{repro}: {sentence(rows)}")
+    for version, said in rows.items(): print(f"  {version}: {said}")
+  return EXIT_OK
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -121,6 +157,9 @@ def run_target(args: argparse.Namespace) -> Target:
   if args.examples is not None and args.examples < 1: raise UsageError("--examples must be at least 1")
   if args.time_budget is not None and args.time_budget <= 0: raise UsageError("--time-budget must be positive")
   if args.shrink_budget < 0: raise UsageError("--shrink-budget must be 0 (no shrinking) or more seconds")
+  if args.tinygrad_repo is not None:
+    from fuzz.history.trees import Checkout
+    Checkout(args.tinygrad_repo).commit("HEAD")  # one line now, not after the campaign, if it is no tinygrad checkout
   try: return Target(args.target, policy=args.policy, planner=args.planner, graph=args.graph)
   except TargetError as e: raise UsageError(str(e)) from e
 
@@ -140,7 +179,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
   return EXIT_FOUND if new else EXIT_OK
 
 
-COMMANDS = {"run": cmd_run, "replay": cmd_replay, "plan": cmd_plan, "merge": cmd_merge}
+COMMANDS = {"run": cmd_run, "replay": cmd_replay, "plan": cmd_plan, "merge": cmd_merge, "bisect": cmd_bisect, "releases": cmd_releases}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from fuzz.gen.printer import raised_type
 from oracle.findings import JIT_ERROR, VALUE_KINDS, Finding
 
 # a bug's status: not run alone yet (or its repro failed otherwise), reproduced alone, agrees alone, a known tinygrad bug,
@@ -32,6 +33,7 @@ def expected_line(f: Finding | None) -> str | None:
   """What a repro prints when it shows finding `f`: its observable's mismatch, or its invariant's kind (buffer names
   differ between processes); None where only the exit status tells (an error, a crash, a hang)."""
   if f is None: return None
+  if f.kind == JIT_ERROR and raised_type(f) is not None: return "MISMATCH the JIT raised"
   if f.kind in VALUE_KINDS and f.kind != JIT_ERROR: return f"MISMATCH {f.subject} at call"
   return f"MISMATCH (static) [{f.kind}]" if f.call is None and f.kind.startswith("invariant:") else None
 

@@ -15,6 +15,7 @@ from typing import Any
 from fuzz.campaign.files import atomic_write
 from fuzz.campaign.stats import Stats
 from fuzz.campaign.usage import UsageError
+from fuzz.history.told import history_lines
 
 STATUS_RANK = {"confirmed": 0, "context-dependent": 1, "unconfirmed": 2, "known": 3}  # the most telling status wins
 
@@ -61,6 +62,8 @@ def add(merged: Merged, plain: dict) -> None:
     m["count"] += e["count"]
     m["seen_by"].append(seen)
     if STATUS_RANK.get(e["status"], 9) < STATUS_RANK.get(m["status"], 9): m["status"], m["confirm_note"] = e["status"], e["confirm_note"]
+    for k in ("releases", "bisect"):  # told by one runner (the one that confirmed it), kept whatever the others say
+      if e.get(k) and not m.get(k): m[k] = e[k]
     if _better(e, m): m.update({k: e[k] for k in ("repro", "repro_lines", "unshrunk_repro", "unshrunk_lines", "shrink_steps",
                                                   "shrink_seconds", "picture", "message", "mode", "knobs")})
 
@@ -89,7 +92,7 @@ def markdown(merged: Merged) -> str:
               f"- seen in {b['count']} example(s) by {len(b['seen_by'])} run(s):",
               *(f"  - {s['runner']} (seed {s['seed']}, {s['target']}, {s['device']}, tinygrad {s['tinygrad']}): {s['count']} example(s)"
                 f"{', shrunk there' if s['shrunk'] else ''}" for s in b["seen_by"]),
-              f"- repro: `{b['repro']}` ({b['repro_lines']} program lines)", ""]
+              f"- repro: `{b['repro']}` ({b['repro_lines']} program lines)", *history_lines(b.get("releases") or {}, b.get("bisect")), ""]
   return "\n".join(lines)
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from fuzz.campaign.bugbook import Bug
 from fuzz.campaign.files import atomic_write
 from fuzz.campaign.stats import Stats
+from fuzz.history.told import history_lines
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,8 @@ def entry(bug: Bug) -> dict[str, Any]:
           "repro_lines": bug.repro_lines, "unshrunk_repro": bug.unshrunk_repro, "unshrunk_lines": bug.unshrunk_lines,
           "shrink_seconds": round(bug.shrink_seconds, 2), "shrink_steps": bug.shrink_steps, "shrink_note": bug.shrink_note,
           "picture": bug.picture, "context": bug.context, "mode": best.mode if best else None,
-          "knobs": dict(best.knobs) if best else {}, "engines": bug.engines}
+          "knobs": dict(best.knobs) if best else {}, "engines": bug.engines,
+          "releases": bug.releases, "bisect": bug.bisect}
 
 
 def _expected_vs_got(details: dict) -> list[str]:
@@ -65,7 +67,8 @@ def issue_body(bug: Bug, meta: Meta) -> list[str]:
           f"`{f.kind}`. The difference persists with the stages planfuzz can switch off (blamed on: {f.attribution}).", "",
           f"**Repro** (needs only tinygrad {meta.tinygrad} and numpy; exit status 1 when it reproduces, inputs "
           f"{best.mode}):", "", "```python", script.rstrip(), "```", "", "**Expected vs got:**", "", *_expected_vs_got(f.details), "",
-          f"**Environment:** tinygrad {meta.tinygrad}, device {meta.device}, knobs {dict(best.knobs) or 'none'}."]
+          f"**Environment:** tinygrad {meta.tinygrad}, device {meta.device}, knobs {dict(best.knobs) or 'none'}.",
+          *(["", "**History:**", *history_lines(bug.releases, bug.bisect)] if bug.releases or bug.bisect else [])]
 
 
 def _markdown_entry(i: int, bug: Bug, meta: Meta) -> list[str]:
@@ -78,6 +81,7 @@ def _markdown_entry(i: int, bug: Bug, meta: Meta) -> list[str]:
                             + (f"; unshrunk `{bug.unshrunk_repro}`, {bug.unshrunk_lines} lines" if bug.unshrunk_repro else "") + ")")
   if bug.shrink_steps or bug.shrink_note: head.append(f"- shrinking: {bug.shrink_steps} smaller program(s) in {bug.shrink_seconds:.1f}s"
                                                        + (f"; {bug.shrink_note}" if bug.shrink_note else ""))
+  head += history_lines(bug.releases, bug.bisect)
   if bug.picture: head.append(f"- plan picture: `{bug.picture}`")
   if bug.context: head.append(f"- context replay (the worker's preceding programs, in order): `{bug.context}`")
   head.append(f"- mode {e['mode']}, knobs {e['knobs'] or 'none'}")

@@ -127,7 +127,8 @@ def run(args: argparse.Namespace, target: Target) -> int:
   interrupted = interruptible(lambda: run_pool(jobs, on_event, args.timeout, triage.on_slot))
   progress.show(triage.stats, final=True)
   saver.save(triage.stats, force=True)
-  bugs = triage.finish(confirm=not args.no_confirm, parallel=max(len(jobs), 1), timeout=2 * args.timeout)
+  bugs = triage.finish(confirm=not args.no_confirm, parallel=max(len(jobs), 1), timeout=2 * args.timeout,
+                       tinygrad_repo=Path(args.tinygrad_repo) if args.tinygrad_repo else None)
   saver.save(triage.stats, force=True, finished=interrupted is None)  # a signalled campaign may be resumed, a finished one not
   lines = triage.stats.summary() + [f"wall clock {time.perf_counter() - started:.1f}s, of which the workers shrank bugs for "
                                     f"{triage.shrink_seconds:.1f}s (summed over workers)"]

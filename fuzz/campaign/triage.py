@@ -19,6 +19,7 @@ from fuzz.campaign.messages import Event, Result, Retired, ShrinkStep
 from fuzz.campaign.stats import Stats, reason_class
 from fuzz.gen.interpret import source
 from fuzz.gen.printer import jit_off_script, to_script
+from fuzz.history.told import tell
 from oracle.targets import Target
 
 
@@ -71,9 +72,10 @@ class Triage:
 
   # ---------- handing over ----------
 
-  def finish(self, confirm: bool = True, parallel: int = 1, timeout: float = 300.0) -> list[Bug]:
+  def finish(self, confirm: bool = True, parallel: int = 1, timeout: float = 300.0, tinygrad_repo: Path | None = None) -> list[Bug]:
     """Write every bug's files; confirm each new one in a fresh process (a repro running past `timeout` confirms a
-    hang). The bugs, new ones first."""
+    hang) and tell each confirmed one of the tinyjit target with its history (the releases at hand that reproduce
+    it; with `tinygrad_repo`, its bisect there). The bugs, new ones first."""
     bugs = self.stats.bugs.sorted()
     for bug in bugs: self._write(bug)
     self._write_rejections()
@@ -86,6 +88,11 @@ class Triage:
         bug.status, bug.confirm_note = status, why
         if status == CONTEXT_DEPENDENT: self._context(bug)
         elif status == CONFIRMED and self.device.split(":")[0] != "CPU": self._locate(bug, timeout)
+    if confirm and self.target.kind == "tinyjit":  # a planner-target repro needs planfuzz's planner: no older tinygrad runs it
+      for bug in bugs:
+        if bug.new and bug.status == CONFIRMED and bug.repro is not None and not bug.releases:
+          told = tell(Path(bug.repro), tinygrad_repo, timeout)
+          bug.releases, bug.bisect = told.releases, told.bisect
     return bugs
 
   def _stem(self, bug: Bug) -> Path:

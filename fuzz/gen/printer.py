@@ -55,7 +55,8 @@ def same(g, w, rtol, atol):
 def to_script(program: Program, target: Target, mode: str, calls: int, finding: Finding | None = None) -> str:
   """A script that exits 1 while `target` still shows `finding` on `program`, printing it (see the module's doc)."""
   if finding is None: return compare_script(program, target, mode, calls, [], "(no finding recorded: nothing compared)", static=True)
-  if not is_value(finding): return compare_script(program, target, mode, calls, [], finding.message, static=finding.call is None)
+  if not is_value(finding):
+    return compare_script(program, target, mode, calls, [], finding.message, static=finding.call is None, raised=raised_type(finding))
   try: check = recorded(finding) or decision(program, target, mode, calls, finding.subject, finding.call)
   except Exception as e:  # the program no longer runs here: the script shows what it does alone
     return compare_script(program, target, mode, calls, [], f"{finding.message}\n(not compared: judging it again failed: {e!r})")
@@ -71,6 +72,14 @@ def jit_off_script(program: Program, target: Target, mode: str, calls: int, find
   if not is_value(finding): return compare_script(program, off, mode, calls, [], finding.message)
   check = recorded(finding) or decision(program, target, mode, calls, finding.subject, finding.call)
   return compare_script(program, off, mode, calls, [replace(check, source=check.call)], f"{finding.message}\n(with the JIT off)")
+
+
+def raised_type(f: Finding) -> str | None:
+  """The exception type a JIT error finding's step raised under the JIT (its `error` reads 'Type: message'), which its
+  script catches by name and reports as the finding: any other exception propagates, so a tinygrad that lacks an API
+  the script uses is told from one that shows the bug (fuzz/history/verdicts.py skips such a commit)."""
+  if f.kind != JIT_ERROR or f.call is None or not isinstance(error := f.details.get("error"), str) or ":" not in error: return None
+  return error.split(":", 1)[0].strip() or None
 
 
 def is_value(f: Finding) -> bool:
@@ -100,7 +109,7 @@ def decision(program: Program, target: Target, mode: str, calls: int, path: str,
 
 
 def compare_script(program: Program, target: Target, mode: str, calls: int, checks: Sequence[Expected], about: str,
-                   static: bool = False) -> str:
+                   static: bool = False, raised: str | None = None) -> str:
   """A script that exits 1 when the JIT's value differs from the reference's for any of `checks`, each compared as the
   oracle decided, and (`static`, planner target only) when planfuzz's plan checks find the capture unsound. The short
   form (`fuzz.gen.inline`) where it says all the script must, else the full harness (`fuzz.gen.harness`)."""
@@ -108,7 +117,7 @@ def compare_script(program: Program, target: Target, mode: str, calls: int, chec
   if target.kind == "static": target = replace(target, kind="planner")  # its plan checks on a run of the same planner
   short = inline.fits(program, target, static)
   parts = [head_lines(program, target, mode, calls, about), checks_lines(checks),
-           *run_parts(program, target, mode, calls, static, short), [SAME.strip()], tail_lines(target, static)]
+           *run_parts(program, target, mode, calls, static, short), [SAME.strip()], tail_lines(target, static, raised)]
   return "\n\n".join("\n".join(p).strip("\n") for p in parts if p) + "\n"
 
 
@@ -144,12 +153,20 @@ def imports_line(program: Program) -> str:
   return f"from tinygrad import {', '.join(names)}"
 
 
-def tail_lines(target: Target, static: bool) -> list[str]:
-  """The reference run, the JIT's run under the target's knobs, and each check compared as the oracle decided."""
+def tail_lines(target: Target, static: bool, raised: str | None = None) -> list[str]:
+  """The reference run, the JIT's run under the target's knobs, and each check compared as the oracle decided. For a
+  finding that is an error the JIT raised (`raised`: its type's name), the JIT's run catches that type alone and
+  exits 1 saying so: an exception of another type propagates (exit status 1 too, but a bisect runs scripts under a
+  wrapper that tells an uncaught exception apart: fuzz/history/verdicts.py)."""
   env = process_env(target)
   knobs = {k: v for k, v in target.context.items() if k not in env and k not in tg.ENVIRONMENT_KNOBS}
+  jit_run = f"with {context(knobs)}: got = run(True)" if knobs else "got = run(True)"
+  if raised is not None:
+    jit_run = "\n".join([f"try: {jit_run}", f"except Exception as e:  # the finding: the JIT raised {raised}",
+                         f"  if type(e).__name__ != {raised!r}: raise", '  print(f"MISMATCH the JIT raised {type(e).__name__}: {e}")',
+                         "  raise SystemExit(1)"])
   return [f"with {context(REFERENCE_CONTEXT)}: want = run(False)  # the reference",
-          f"with {context(knobs)}: got = run(True)" if knobs else "got = run(True)",
+          jit_run,
           "bad = [(p, k, s) for p, k, s, rtol, atol in CHECKS if not same(got[k].get(p), want[s][p], rtol, atol)]",
           'for p, k, s in bad: print(f"MISMATCH {p} at call {k}: jit {np.ravel(got[k].get(p))[:4]}, '
           'reference after call {s} {want[s][p].ravel()[:4]}")',
