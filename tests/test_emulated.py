@@ -21,6 +21,17 @@ def test_an_emulated_campaign_replays_graphs_and_finds_nothing(tmp_path) -> None
   assert replayed and int(replayed.group(1)) >= 50, out.stdout  # the default emulated campaign's goal
 
 
+def test_an_emulated_hcq2_campaign_replays_hcq_calls_and_finds_nothing(tmp_path) -> None:
+  """The engine tinygrad keeps, on the emulated GPU: `--engine hcq2` runs the workers with HCQ2=1 and its runtime on the
+  PYTHON device; the census proves the captures became 'hcq' calls and were replayed, and nothing is rejected (the
+  issue's failing seed: 'need copyin' was planfuzz's arena poisoning)."""
+  out = run_emulated(["-m", "fuzz.campaign.cli", "run", "--target", "tinyjit", "--engine", "hcq2", "--examples", "3", "--seed", "60607",
+                      "--workers", "1", "--db", "none", "--repro-dir", str(tmp_path)], timeout=900)
+  assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+  assert "3 examples in" in out.stdout and "rejected: 0" in out.stdout, out.stdout
+  assert re.search(r"hcq2: 100% of examples an 'hcq' call replayed", out.stdout), out.stdout
+
+
 def test_a_worker_whose_device_stopped_working_is_retired(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
   """After an example that raised, the emulated device is probed; one that fails the probe retires its worker, so each
   example here runs in a process of its own and none is judged on a broken device (a seed-20261205 campaign judged 416
@@ -110,3 +121,19 @@ def test_the_mock_driver_stops_watching_freed_memory() -> None:
   assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
   first, last = map(int, out.stdout.split()[-2:])
   assert last <= first + 1, out.stdout
+
+
+def test_a_worker_retires_after_a_planted_mutant_showed_on_the_emulated_device(monkeypatch: pytest.MonkeyPatch) -> None:
+  """A replay mutant that showed replayed kernels on stale buffers: on the emulated device that can corrupt its memory
+  without raising (every later example then fails in eager), so the worker retires; not without a mutant planted, not
+  on a real device, not after an example with no finding."""
+  from fuzz.campaign import emulator
+  from fuzz.campaign.outcome import Outcome
+  from oracle.compare import Verdict
+  from oracle.findings import Finding
+  found = Outcome.of(Verdict(findings=[Finding("stale", "ret", 2, "replay 1")]))
+  monkeypatch.setattr(emulator, "emulated", lambda: True)
+  assert "graph-stale-inputs showed" in (emulator.unusable_after(found, "graph-stale-inputs") or "")
+  assert emulator.unusable_after(found) is None and emulator.unusable_after(Outcome.of(Verdict()), "graph-stale-inputs") is None
+  monkeypatch.setattr(emulator, "emulated", lambda: False)
+  assert emulator.unusable_after(found, "graph-stale-inputs") is None

@@ -58,11 +58,16 @@ def _untrack_freed(amd: Any) -> None:
   amd.AMDDriver.kfd_ioctl = kfd_ioctl
 
 
-def unusable_after(outcome: Outcome) -> str | None:
+def unusable_after(outcome: Outcome, planted: str | None = None) -> str | None:
   """Why this process's emulated device can run no further example after `outcome` (None: it still can). A program
-  with an instruction the emulator cannot run leaves it in an error state; so may any program that raised."""
+  with an instruction the emulator cannot run leaves it in an error state; so may any program that raised. And a
+  replay mutant `planted` in this process that showed (a finding) replayed kernels on buffers it should not have: on
+  the emulated device that can leave its memory corrupt without raising, and every later example of the process then
+  fails in eager too (RecursionError, 'Allocation of 8 B failed on AMD': seen after graph-stale-inputs showed)."""
   if (outcome.rejected or "").startswith(EMULATOR): return f"its emulated device stopped working ({outcome.rejected[:160]})"
   if outcome.raised and device_broken(): return "its emulated device stopped working"
+  if planted is not None and outcome.findings and emulated():
+    return f"the planted {planted} showed: its replays may have left the emulated device's memory corrupt"
   return None
 
 

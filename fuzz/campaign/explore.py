@@ -117,7 +117,7 @@ class Explorer:
     elif (f := shrinking.shows(outcome)) is not None:
       shrinking.steps += 1
       self.send(ShrinkStep(job.worker, shrinking.sig, program, mode, knobs, f, plan))
-    if (why := emulator.unusable_after(outcome)) is not None: raise _Retire(why)
+    if (why := emulator.unusable_after(outcome, job.replay_mutant)) is not None: raise _Retire(why)
     return outcome
 
   def example(self, program: Any, mode: str, knobs: dict[str, int]) -> None:
