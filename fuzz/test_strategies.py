@@ -20,7 +20,7 @@ from fuzz.gen.interpret import source
 from fuzz.gen.ops import MOVEMENT, OpSpec, register
 from fuzz.gen.program import Op, Program, dependencies, lazy_kinds, needed_ops, realized_values, returned_names
 from fuzz.gen.strategies import AVOIDS, loss_scale, programs
-from fuzz.known.bugs import AVOIDED_BUGS
+from fuzz.known.avoided import AVOIDED_BUGS
 
 SAMPLE = 300
 # the feature tests draw more: Hypothesis mutates earlier examples, so compound draws come in runs, and a 300-program
@@ -84,7 +84,7 @@ def assert_devices_agree(program: Program) -> None:
 
 
 def assert_avoids_multi_device_bugs(program: Program, dev: dict[str, str]) -> None:
-  """The rules that keep sharded programs clear of tinygrad's multi-device bugs (fuzz.known.bugs.AVOIDED_BUGS)."""
+  """The rules that keep sharded programs clear of tinygrad's multi-device bugs (fuzz.known.avoided.AVOIDED_BUGS)."""
   params, reach, realized, copy = {p.name for p in program.params}, dependencies(program), realized_values(program.body), {}
   ops, readers = {op.out: op for op in program.body}, Counter(a for op in program.body for a in op.args[:OPS[op.kind].arity])
   for op in program.body:
@@ -100,7 +100,7 @@ def assert_avoids_multi_device_bugs(program: Program, dev: dict[str, str]) -> No
 
 
 def assert_symbolic_caches_unpadded(program: Program) -> None:
-  """The rule that avoids symbolic-slice-of-padded (fuzz.known.bugs.AVOIDED_BUGS): no lazy pad under a symbolic read."""
+  """The rule that avoids symbolic-slice-of-padded (fuzz.known.avoided.AVOIDED_BUGS): no lazy pad under a symbolic read."""
   for op in program.body:
     if op.kind in SYMBOLIC_READS: assert "pad" not in lazy_kinds(program.body, op.args[0]), f"{op} slices a lazy pad"
 
@@ -232,7 +232,7 @@ def test_a_realize_realizes_every_contiguous_of_its_value() -> None:
 
 
 def test_a_float16_loss_is_never_scaled_by_one() -> None:
-  """The rule that avoids half-neg-unit-grad-vector-cast (fuzz.known.bugs.AVOIDED_BUGS): a drawn 1.0 becomes 2.0 for a
+  """The rule that avoids half-neg-unit-grad-vector-cast (fuzz.known.avoided.AVOIDED_BUGS): a drawn 1.0 becomes 2.0 for a
   float16 loss only (such losses are about 1 in 600 programs, too rare for the sampled well-formedness test)."""
   assert [loss_scale(s, F16) for s in (1.0, 0.5, 2.0)] == [2.0, 0.5, 2.0]
   assert [loss_scale(s, F32) for s in (1.0, 0.5, 2.0)] == [1.0, 0.5, 2.0]
@@ -241,7 +241,7 @@ def test_a_float16_loss_is_never_scaled_by_one() -> None:
 @settings(max_examples=60, database=None)
 @given(st.data())
 def test_a_lazily_expanded_value_is_never_sharded(data: st.DataObject) -> None:
-  """replicated-shard-of-lazy-expand (fuzz.known.bugs.AVOIDED_BUGS): offered `x.expand(...) * 2`, a (4, 8, 8) value
+  """replicated-shard-of-lazy-expand (fuzz.known.avoided.AVOIDED_BUGS): offered `x.expand(...) * 2`, a (4, 8, 8) value
   big enough to shard itself, the shard draw shards a new input instead."""
   from fuzz.gen.builder import Builder
   from fuzz.gen.features.shard import draw_shard
@@ -292,7 +292,7 @@ def test_bfloat16_is_never_drawn_for_the_emulated_gpu() -> None:
 
 
 def test_under_hcq2_a_shrink_starts_a_multiple_of_16_bytes_in(monkeypatch: pytest.MonkeyPatch) -> None:
-  """The rule that avoids hcq2-misaligned-view-kernel-segfault (fuzz.known.bugs.AVOIDED_BUGS): in a process running
+  """The rule that avoids hcq2-misaligned-view-kernel-segfault (fuzz.known.avoided.AVOIDED_BUGS): in a process running
   HCQ2 a drawn shrink start moves down to the nearest one 16 bytes aligned; without HCQ2 it stays as drawn."""
   from fuzz.gen.single_ops import aligned_start
   monkeypatch.delenv("HCQ2", raising=False)

@@ -25,7 +25,7 @@ Rules from the JIT's documented behaviour (shared/TINYGRAD_JIT_FACTS.md) that pr
   rejection, none seen).
 - under HCQ2 a shrink starts a multiple of 16 bytes into its buffer (`fuzz.gen.single_ops.aligned_start`): a kernel
   given a view at another offset kills the process there (`fuzz.known.bugs` hcq2-misaligned-view-kernel-segfault).
-Each feature module states the rules its own draw keeps; AVOIDS names the tinygrad bugs (fuzz.known.bugs.AVOIDED_BUGS)
+Each feature module states the rules its own draw keeps; AVOIDS names the tinygrad bugs (fuzz.known.avoided.AVOIDED_BUGS)
 the step's own rules avoid, as a feature's `avoids` does for its draw.
 """
 from __future__ import annotations

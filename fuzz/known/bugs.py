@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fuzz.gen.ops import MOVEMENT
 from fuzz.gen.render import sharded
@@ -21,6 +21,9 @@ from oracle.findings import JIT_ERROR, STALE, VALUE_KINDS, Finding
 from oracle.signature import role
 from planner import tg
 from planner.engines import graph
+
+if TYPE_CHECKING:
+  from fuzz.known.avoided import AvoidedBug
 
 KNOWN_DIR = Path(__file__).parent
 PRUNE_SPLIT = "invariant:prune-split"
@@ -51,7 +54,7 @@ class KnownBug:
   shows_mechanism: Callable[[Finding, Any, Rerun | None], bool] | None = None
   devices: tuple[str, ...] = ()  # the device kinds it is known on (CPU: a bug of the CPU device or its compiler); () any
   also_blamed: tuple[str, ...] = ()  # other stages its findings are blamed on where a device presents it differently
-
+  history: str = ""  # the releases at hand that reproduce it (planfuzz releases) and where a bisect puts it (planfuzz bisect)
 
 
 def _frozen_lazy_escape(f: Finding) -> bool:
@@ -142,18 +145,22 @@ KNOWN_BUGS: tuple[KnownBug, ...] = (
            "realize() leaves a mean over the first n rows of a buffer (n a bound Variable; a sum times 1/n) lazy, so "
            "TinyJit returns it unrealized, a graph over its buffers with the capture call's n stored in it: replays "
            "with another n read values of no call", KNOWN_DIR / "symbolic_mean_left_lazy.py",
-           _returned_variable_escape, "capture", _returned_variable_escape),
+           _returned_variable_escape, "capture", _returned_variable_escape,
+           history="0.14.0 only (not 0.12.0, 0.13.0); brought by b1859805b1 'remove Ops.BIND (#17511)', 2026-08-13 "
+                   "(bisect v0.13.0..a9069c177a: 1,046 commits, 12 runs, 318 s)"),
   KnownBug("lazy-escape-frozen-on-read",
            "the first read of a tensor left lazy by the capture call (a .grad, a tensor kept outside the step) realizes "
            "it, or the .contiguous() in its graph, into buffers that replays never write: later reads show the capture "
            "call's value, or that frozen intermediate mixed with the live inputs", KNOWN_DIR / "lazy_escape_frozen_on_read.py",
-           _lazy_escape, "capture", _frozen_lazy_escape, shows_mechanism=_gone_when_realized_in_step),
+           _lazy_escape, "capture", _frozen_lazy_escape, shows_mechanism=_gone_when_realized_in_step,
+           history="0.13.0 and 0.14.0 (0.12.0 cannot run the repro: its grads need requires_grad); not bisected"),
   KnownBug("prune-freezes-state-reader",
            "prune=True walks the captured calls once, in order: a kernel that reads state before the call that writes it "
            "from the inputs is pruned and runs only at capture, though it depends on the previous call's inputs "
            "(PlannedJit's prune stage mirrors tinygrad's, so both show it)",
            KNOWN_DIR / "prune_freezes_state_reader.py", lambda f: f.kind == PRUNE_SPLIT, "prune",
-           lambda f: f.kind == PRUNE_SPLIT or f.kind in VALUE_KINDS),
+           lambda f: f.kind == PRUNE_SPLIT or f.kind in VALUE_KINDS,
+           history="0.12.0, 0.13.0 and 0.14.0: older than 0.12.0"),
   KnownBug("jit-input-assign-dropped",
            "an explicit input assigned inside the step and left lazy (`x.assign(v)`, nothing returned reaching it) is "
            "never scheduled by the capture: reads after the eager and capture calls realize it outside the JIT, replays "
@@ -162,18 +169,27 @@ KNOWN_BUGS: tuple[KnownBug, ...] = (
            lambda program: program is None or getattr(program, "input_assign", None) is not None,
            # on the emulated AMD GPU, after a jit.reset(), the assign is dropped only where the recapture is graphed
            # (JIT=2 keeps it), so blame falls on the graph; its mechanism still decides (planner clean run, seed 20261206)
-           shows_mechanism=_gone_when_realized_in_step, also_blamed=("graph",)),
+           shows_mechanism=_gone_when_realized_in_step, also_blamed=("graph",),
+           history="0.12.0, 0.13.0 and 0.14.0: older than 0.12.0"),
   KnownBug("hcq2-sharded-capture-asserts",
            "with HCQ2=1 capturing a step that uses a sharded (multi-device) tensor raises 'AssertionError: must be "
            "BUFFER Ops.PARAM' in tinygrad's hcq lowering, which does not take a multi-device PARAM",
            KNOWN_DIR / "hcq2_sharded_capture_asserts.py", _hcq_multi_device_assert, "capture", _hcq_multi_device_assert,
-           lambda program: bool(tg.environment_knobs().get("HCQ2")) and _sharded(program), devices=CPU_ONLY),
+           lambda program: bool(tg.environment_knobs().get("HCQ2")) and _sharded(program), devices=CPU_ONLY,
+           history="0.14.0 (not 0.12.0, which has no HCQ2; 0.13.0's wheel lacks its HCQ2 module); at ac7067ac60 (#17534, "
+                   "2026-08-14: 'fix deconstruct_function for python 3.11'), the first commit whose CPU HCQ2 runs its "
+                   "repro at all (bisected: 125 commits from 'cpu hcq2' #17503, 9 runs), it reproduces: as old as CPU "
+                   "HCQ2 here; on the emulated AMD HCQ2 before that, not tried"),
   KnownBug("hcq2-input-view-copy-asserts",
            "with HCQ2=1 capturing a step that copies a view of its input to another device (`x[2:6].to('CPU:1')`) raises "
            "'AssertionError: must be BUFFER Ops.PARAM' in tinygrad's hcq lowering, which takes a call's arguments as whole "
            "buffers or parameters, not a view of a parameter",
            KNOWN_DIR / "hcq2_input_view_copy_asserts.py", _hcq_multi_device_assert, "capture", _hcq_multi_device_assert,
-           lambda program: bool(tg.environment_knobs().get("HCQ2")) and _reads_an_input_view(program), devices=CPU_ONLY),
+           lambda program: bool(tg.environment_knobs().get("HCQ2")) and _reads_an_input_view(program), devices=CPU_ONLY,
+           history="0.14.0 (not 0.12.0, which has no HCQ2; 0.13.0's wheel lacks its HCQ2 module); at ac7067ac60 (#17534, "
+                   "2026-08-14: 'fix deconstruct_function for python 3.11'), the first commit whose CPU HCQ2 runs its "
+                   "repro at all (bisected: 125 commits from 'cpu hcq2' #17503, 9 runs), it reproduces: as old as CPU "
+                   "HCQ2 here; on the emulated AMD HCQ2 before that, not tried"),
   KnownBug("hcq2-fed-back-output-read-stale",
            "with HCQ2=1 the whole capture is one 'hcq' call, for which tinygrad's get_call_outs_ins says nothing is "
            "written, so a replay never copies an input the capture writes (the JIT's own output fed back): a kernel "
@@ -183,76 +199,35 @@ KNOWN_BUGS: tuple[KnownBug, ...] = (
            KNOWN_DIR / "hcq2_fed_back_output_read_stale.py", _settled_value, "capture",
            lambda f: _stale_value(f) and f.attribution == "capture",
            lambda program: getattr(program, "feedback", None) is not None and bool(tg.environment_knobs().get("HCQ2")),
-           shows_mechanism=_gone_without_feedback, devices=CPU_ONLY, also_blamed=("planner",)),
+           shows_mechanism=_gone_without_feedback, devices=CPU_ONLY, also_blamed=("planner",),
+           history="0.14.0, and 0.12.0 without HCQ2 (its plain replay copied no fed-back input either: README, Older "
+                   "tinygrads); 0.13.0's wheel lacks its HCQ2 module; at ac7067ac60 (#17534, 2026-08-14: 'fix "
+                   "deconstruct_function for python 3.11'), the first commit whose CPU HCQ2 runs its repro at all "
+                   "(bisected: 125 commits from 'cpu hcq2' #17503, 9 runs), it reproduces: as old as CPU HCQ2 here; on "
+                   "the emulated AMD HCQ2 before that, not tried"),
   KnownBug("graph-input-view-stale",
            "with graphs (HCQGraph), a graphed call that reads a view of a step's input as a buffer (a kernel reading "
            "`x[1:5].contiguous()`, a copy `x[1:5].to(\"AMD:1\")`, a shard of it) keeps the capture call's view: given a new "
            "input tensor each call, replays read the capture call's input there (right with JIT=2, and without the "
            "view); found on the emulated AMD GPU", KNOWN_DIR / "graph_input_view_stale.py",
            lambda f: f.kind in VALUE_KINDS, "graph", lambda f: f.kind in VALUE_KINDS, _reads_an_input_view,
-           devices=("AMD",)),
+           devices=("AMD",),
+           history="0.14.0 on the emulated AMD GPU (no wheel ships an emulator for 0.12.0, 0.13.0); at aab51fb7b6 "
+                   "(#17256, 2026-07-29: '64-bit UOp.variable support, try 2'), the first commit whose own emulator runs "
+                   "a graphed capture (bisected: 222 commits, 9 runs, 350 s; older ones raise AttributeError: 'HCQGraph' "
+                   "object has no attribute 'last_timeline', and before 0.13.0 DEV=MOCKKFD+AMD names no device), it "
+                   "reproduces: older than that, not told further"),
   KnownBug("graph-kernel-args-shifted",
            "with graphs (GraphRunner, HCQGraph), a kernel whose code dropped a read of one of its buffers (`x - (x + y)` "
            "is `-y`) is given every argument of its call instead of those its program takes (`Program.globals`): it "
            "reads the wrong buffers, from the capture call on (right with JIT=2); found on the emulated AMD GPU",
            KNOWN_DIR / "graph_kernel_args_shifted.py", lambda f: f.kind in VALUE_KINDS, "graph", lambda f: False,
-           shows_mechanism=_gone_with_kernel_args_by_program, devices=GRAPH_DEVICES),
-)
-
-
-@dataclass(frozen=True)
-class AvoidedBug:
-  """A tinygrad bug that makes a valid program fail loudly, in eager as in the JIT: such a program is a rejection, not
-  a finding, so the generator keeps a rule that avoids it. The rule is stated once, in the feature module that keeps
-  it, which names the bug in its `avoids` (`fuzz.gen.features.feature.Feature`; the step's own rules in
-  `fuzz.gen.strategies.AVOIDS`); until one is written, such programs stay rejections. The repro's strict xfail turns
-  CI red the day tinygrad fixes it, and the rule can go."""
-  name: str
-  mechanism: str
-  repro: Path
-  devices: tuple[str, ...] = ()  # the device kinds it is known on; () any
-
-
-AVOIDED_BUGS: tuple[AvoidedBug, ...] = (
-  AvoidedBug("shard-split-grad-unbound-variable",
-             "the backward of `t.shard(devices, axis=k)` gathers the parts with a kernel indexed by the device number, a "
-             "Variable nothing binds: realizing t.grad raises \"unbound Variable '_device_num'\"",
-             KNOWN_DIR / "shard_split_grad_unbound_variable.py"),
-  AvoidedBug("multi-grad-from-other-device",
-             "a multi-device tensor's grad that arrives through a copy from another device is copied into its shards by a "
-             "kernel tinygrad's verifier rejects (\"UOp verification failed ... Ops.RANGE\")",
-             KNOWN_DIR / "multi_grad_from_other_device.py"),
-  AvoidedBug("multi-grad-expanded",
-             "a multi-device tensor's grad that is a broadcast buffer (the other factor of a product) is copied into its "
-             "shards without being made contiguous (\"UOp verification failed ... Ops.EXPAND\")",
-             KNOWN_DIR / "multi_grad_expanded.py", devices=CPU_ONLY),
-  AvoidedBug("shard-of-copied-kernel",
-             "sharding a lazy copy of a kernel made on another device (`x.to(SECOND).relu().to(DEFAULT).shard(...)`) and "
-             "computing on it fails UOp verification (\"Ops.RANGE\") in the forward pass",
-             KNOWN_DIR / "shard_of_copied_kernel.py"),
-  AvoidedBug("replicated-unshard-beside-source-reader",
-             "a buffer's replicated shard brought back (`(x.shard(devices) * 2).to(DEFAULT)`), realized in one "
-             "`Tensor.realize` with another kernel that reads `x`, fails UOp verification (\"Ops.RANGE\"); TinyJit "
-             "realizes a step's returned tensors together",
-             KNOWN_DIR / "replicated_unshard_beside_source_reader.py", devices=CPU_ONLY),
-  AvoidedBug("replicated-shard-of-lazy-expand",
-             "a replicated sharding of a lazy op over an expanded buffer, computed on "
-             "(`(x.expand(...) * 2.0).shard(devices, axis=None) * 1.0`), fails UOp verification (\"Ops.EXPAND\")",
-             KNOWN_DIR / "replicated_shard_of_lazy_expand.py", devices=CPU_ONLY),
-  AvoidedBug("symbolic-slice-of-padded",
-             "the first n rows (n a bound Variable) of a lazily padded tensor of 3+ dims fail to schedule: "
-             "`x.pad(((3, 1), (0, 0), (0, 0)))[:n].sum(0)` raises \"val is only for CONST, got Ops.PARAM\" (2-d, or "
-             "made contiguous after the pad, it works)",
-             KNOWN_DIR / "symbolic_slice_of_padded.py"),
-  AvoidedBug("hcq2-misaligned-view-kernel-segfault",
-             "with HCQ2=1 on the CPU, a kernel given a buffer view whose byte offset is not a multiple of 16 "
-             "(`a[1:5].contiguous() * 2`) kills the process with SIGSEGV, eagerly as in the JIT",
-             KNOWN_DIR / "hcq2_misaligned_view_kernel_segfault.py", devices=CPU_ONLY),
-  AvoidedBug("half-neg-unit-grad-vector-cast",
-             "on the CPU, the grad of a subtracted (or negated) float16 tensor of 4+ elements under a loss of scale 1 is "
-             "the constant -1, which the clang renderer writes as a float4 -> __fp16 vector conversion clang rejects: "
-             "realizing the grad raises CalledProcessError",
-             KNOWN_DIR / "half_neg_unit_grad_vector_cast.py", devices=CPU_ONLY),
+           shows_mechanism=_gone_with_kernel_args_by_program, devices=GRAPH_DEVICES,
+           history="0.14.0 on the emulated AMD GPU (no wheel ships an emulator for 0.12.0, 0.13.0); at aab51fb7b6 "
+                   "(#17256, 2026-07-29: '64-bit UOp.variable support, try 2'), the first commit whose own emulator runs "
+                   "a graphed capture (bisected: 222 commits, 9 runs, 350 s; older ones raise AttributeError: 'HCQGraph' "
+                   "object has no attribute 'last_timeline', and before 0.13.0 DEV=MOCKKFD+AMD names no device), it "
+                   "reproduces: older than that, not told further"),
 )
 
 

@@ -4,7 +4,7 @@ A feature is drawn (a compound draw on a value of the pool, several ops that mak
 handle) or is a property of the whole step (backward, feedback, prune, ...). Its module declares its draw, the ops it
 owns (each op's rendering, whether an eval step may run it, whether it reads the step's Variable; their shapes are
 inferred by the draw that emits them), the tinygrad bugs its rules avoid (`avoids`: names of
-`fuzz.known.bugs.AVOIDED_BUGS`, whose rule the module's docstring states) and its census entry. The census asks two
+`fuzz.known.avoided.AVOIDED_BUGS`, whose rule the module's docstring states) and its census entry. The census asks two
 questions of every example: did the program have it (`has`), and did the capture plan a buffer of it (`planned`, on
 the plan's placements, `planner.memplan.MemoryPlan.placements()`); a green run shows with these what it covered. Registered in
 `fuzz.gen.features`, a feature's ops join the op table, its draw the generator and its entry the census.
@@ -35,6 +35,6 @@ class Feature:
   applies: Callable[[Builder, Value], bool] = lambda b, a: True  # for a compound draw: may it start from `a`?
   heavy: bool = False  # costs a second or more a program: at most one heavy draw a program, so rates hold
   ops: dict[str, OpSpec] = field(default_factory=dict, hash=False)  # the op kinds only this feature emits
-  avoids: tuple[str, ...] = ()  # fuzz.known.bugs.AVOIDED_BUGS entries whose rule this feature's draw keeps
+  avoids: tuple[str, ...] = ()  # fuzz.known.avoided.AVOIDED_BUGS entries whose rule this feature's draw keeps
 
   def seen(self, program: Program) -> bool: return self.has(program) if self.has is not None else self.name in program.features

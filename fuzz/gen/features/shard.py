@@ -8,7 +8,7 @@ multi-device BUFFERs read through MSELECT/MSTACK, which tinygrad plans into per-
 
 Rules kept: the split axis's size is divisible by the device count (tinygrad raises "multi axis uneven" otherwise);
 operands of one op share one sharding; sharded values never feed state updates or feedback (those live on the default
-device). Rules that avoid tinygrad bugs (`avoids`: fuzz.known.bugs.AVOIDED_BUGS, each a strict xfail): a value that
+device). Rules that avoid tinygrad bugs (`avoids`: fuzz.known.avoided.AVOIDED_BUGS, each a strict xfail): a value that
 reaches a parameter is replicated, never split (shard-split-grad-unbound-variable: its grad would need the unbound
 '_device_num'); a sharded value comes back with `.to(DEFAULT).contiguous_backward()` (multi-grad-expanded,
 multi-grad-from-other-device: a grad that is a broadcast buffer, or a copy from another device, cannot be copied into

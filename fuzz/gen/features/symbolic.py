@@ -11,7 +11,7 @@ Rules kept (shared/TINYGRAD_JIT_FACTS.md): no symbolic *view* is returned (docum
 form reduces to a fixed shape; not drawn when pruned (prune freezes a bound Variable); a lazy escape over `n` shows the
 capture call's `n` on replays (the bound value is a constant in its graph), which the oracle models
 (`oracle.compare.undefined`); the KV row is detached and the cache read stays out of the loss (backward cannot pass a
-slice assign). Rule that avoids a tinygrad bug (`avoids`: fuzz.known.bugs.AVOIDED_BUGS, a strict xfail): a value with a
+slice assign). Rule that avoids a tinygrad bug (`avoids`: fuzz.known.avoided.AVOIDED_BUGS, a strict xfail): a value with a
 lazy pad in its graph is not the cache (a new input is): the first n rows of a padded 3-d one fail to schedule, and
 the program does not carry shapes to tell the 2-d ones, which work, apart (symbolic-slice-of-padded).
 """
