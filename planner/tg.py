@@ -136,17 +136,30 @@ def _quiet_stderr() -> Iterator[None]:
     finally: os.dup2(saved, 2), os.close(saved)
 
 
+PROBED_DTYPES = "PLANFUZZ_DTYPES"  # a process's environment: dtypes its parent probed, as "name=0|1,..." (`probed_env`)
+
+
 @functools.cache
 def usable_dtypes(names: tuple[str, ...]) -> tuple[str, ...]:
-  """Those of `names` the default device computes: each probed once per process by a cast to it and back. The
-  renderer's list is not enough: tinygrad 0.14.0 lists bfloat16 for clang, which clang 14 cannot build for x86
-  ("__bf16 is not supported on this target")."""
+  """Those of `names` the default device computes: each probed once per process by a cast to it and back, unless the
+  process's parent probed it already (`probed_env`). The renderer's list is not enough: tinygrad 0.14.0 lists bfloat16
+  for clang, which clang 14 cannot build for x86 ("__bf16 is not supported on this target")."""
+  told = dict(pair.split("=") for pair in os.environ.get(PROBED_DTYPES, "").split(",") if "=" in pair)
   def works(name: str) -> bool:
+    if name in told: return told[name] == "1"
     try:
       with _quiet_stderr(), _compile_here(): Tensor([1.0, 2.0]).cast(name).contiguous().float().realize()
       return True
     except Exception: return False
   return tuple(n for n in names if works(n))
+
+
+def probed_env(names: tuple[str, ...]) -> dict[str, str]:
+  """`names` probed here, as the environment of a child process on the same device, which then probes none: a probe
+  is a kernel compiled and run, and under HCQ2 each costs about a second more to lower (7 s a worker process on CPU).
+  Whether a dtype compiles is the device's renderer and compiler's, the same for both replay engines."""
+  usable = usable_dtypes(names)
+  return {PROBED_DTYPES: ",".join(f"{n}={int(n in usable)}" for n in names)}
 
 
 def _compile_here() -> contextlib.AbstractContextManager:

@@ -121,3 +121,13 @@ def test_uop_metadata_does_not_pile_up_across_examples(monkeypatch: pytest.Monke
     assert lengths[0] < lengths[1] < lengths[2], lengths
   assert not run_example(program, Target("tinyjit"), 3, "fresh").findings
   assert len(all_metadata) == 0
+
+
+def test_a_worker_takes_its_parents_dtype_probes(monkeypatch: pytest.MonkeyPatch) -> None:
+  """`planfuzz run` probes the dtypes once, in the parent, and hands the answers to its workers (a probe is a kernel,
+  about a second each under HCQ2): a child takes them as told, bfloat16 included where the parent said so, probing
+  nothing; a dtype it was not told about it still probes."""
+  monkeypatch.setenv(tg.PROBED_DTYPES, "bfloat16=1,float16=0")
+  tg.usable_dtypes.cache_clear()
+  try: assert tg.usable_dtypes(("bfloat16", "float16", "int32")) == ("bfloat16", "int32")
+  finally: tg.usable_dtypes.cache_clear()

@@ -44,10 +44,12 @@ def quiet(_: str) -> None: pass
 
 @pytest.mark.slow
 def test_finds_the_commit_that_fixed_16571_on_real_trees(tmp_path: Path) -> None:
-  """0.13.0, then 0.14.0 with tinygrad#16588's fix reverted by hand, then the fix (0.14.0 itself), then one more
-  commit: the #16571 repro bisects to the fix, whose subject names its PR."""
+  """The three releases' trees: 0.12.0, 0.13.0, then 0.14.0 with tinygrad#16588's fix reverted by hand, then the fix
+  (0.14.0 itself), then one more commit. The #16571 repro bisects to the fix, whose subject names its PR; from 0.12.0
+  to 0.13.0 it is a regression, brought by 0.13.0."""
   repo = init(tmp_path / "tinygrad")
-  commit(repo, "release 0.13.0", 1, put_tinygrad(release("0.13.0")))
+  v12 = commit(repo, "release 0.12.0", 1, put_tinygrad(release("0.12.0")))
+  v13 = commit(repo, "release 0.13.0", 1, put_tinygrad(release("0.13.0")))
   commit(repo, "0.14.0 without the fix", 2, put_tinygrad(INSTALLED))
   repo.joinpath("tinygrad/engine/jit.py").write_text((INSTALLED / "engine/jit.py").read_text().replace(FIXED, UNFIXED))
   commit(repo, "0.14.0 without the fix (its jit.py as before)", 3, lambda r: None)
@@ -56,6 +58,8 @@ def test_finds_the_commit_that_fixed_16571_on_real_trees(tmp_path: Path) -> None
   answer = bisect(REPRO_16571, repo, "HEAD~4", "HEAD", timeout=300, log=quiet)
   assert answer.direction == FIX and answer.first is not None and answer.first.sha == fix, answer.lines()
   assert answer.first.pr == 16588 and answer.runs <= 4, answer.lines()
+  brought = bisect(REPRO_16571, repo, v12, v13, timeout=300, log=quiet)
+  assert brought.direction == REGRESSION and brought.first is not None and brought.first.sha == v13, brought.lines()
 
 
 @pytest.mark.slow

@@ -28,6 +28,7 @@ from fuzz.campaign.stats import Stats
 from fuzz.campaign.triage import Triage
 from fuzz.campaign.usage import BOTH, EXIT_FOUND, EXIT_OK, UsageError
 from fuzz.campaign.workers import run_pool, shares
+from fuzz.gen.features import dtypes
 from oracle.targets import Target
 from planner import tg
 from planner.engines import HCQ2, MIXED, MUTANTS, PLAIN, hcq2, worker_engines
@@ -96,9 +97,10 @@ def jobs_for(args: argparse.Namespace, target: Target, carried: resume.Carried |
   claims = claim_book(args.db, Path(args.repro_dir), args.fleet, claimant)
   restart = (carried.runs if carried else 0) * resume.RESTARTS_PER_RUN
   engines = [engine_job(target, e) for e in worker_engines(args.engine, args.workers)]
+  probed = tuple(tg.probed_env(dtypes.DTYPES).items())  # once here, not in every worker process
   return [Job(engines[w][0], None if args.mode == BOTH else args.mode, args.replays + 2, n, deadline, args.seed, w, args.db,
               args.shared_db, reuse=w == 0, restart=restart, claims=claims, shrink_budget=args.shrink_budget, strict=args.strict,
-              replay_mutant=args.replay_mutant, limits=Limits(args.max_rss, args.worker_examples), env=engines[w][1])
+              replay_mutant=args.replay_mutant, limits=Limits(args.max_rss, args.worker_examples), env=engines[w][1] + probed)
           for w, n in enumerate(per_worker) if n > 0]
 
 
