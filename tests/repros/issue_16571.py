@@ -2,7 +2,10 @@
 """tinygrad #16571: a .grad left lazy by backward() during TinyJit's capture reads buffers the memory planner moved
 into an arena, so after the capture it reads zeros (0.13.0 has it; "jit: don't memplan buffers reachable from live
 tensors", tinygrad#16588, fixed it). The step gets the same inputs every call, so every call's grad must equal the
-eager step's. Public API only, so it runs on 0.12.0 and later. Exit status 1: reproduced; 0: fixed."""
+eager step's. Public API only, so it runs on 0.12.0 and later. Exit status 1: reproduced; 0: fixed.
+`planfuzz bisect` puts it between 0.12.0 and 0.13.0 at 409bb0c9ad "requires_grad cannot be None (#16212)" (the
+first commit where this step's lazy grad reads a planned buffer; the held-buffer rule itself is older) and its fix
+at 76c10cd635 (#16588)."""
 import sys
 
 import numpy as np
