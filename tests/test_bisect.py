@@ -90,6 +90,18 @@ def test_a_thousand_commits_in_at_most_twelve_runs_each_tree_exported_once(tmp_p
   assert again.first == answer.first and len(list((tmp_path / "trees").iterdir())) == answer.runs
 
 
+def test_a_long_run_of_commits_that_cannot_say_is_stepped_over(tmp_path: Path) -> None:
+  """111 commits in the middle raise (a week where the repro's program hit another error): the bisect steps over them
+  by quarters instead of walking them one by one (tinygrad's real history has such runs: 27 runs were spent on one
+  before this)."""
+  inits = [("raise AssertionError('another error')\n" if 450 <= k <= 560 else f"BAD = {k >= 637}\n") for k in range(1001)]
+  shas = fake_history(repo := tmp_path / "tinygrad", inits)
+  (repro := tmp_path / "repro.py").write_text(FAKE_REPRO)
+  answer = bisect(repro, repo, shas[0], shas[-1], log=quiet)
+  assert answer.first is not None and answer.first.sha == shas[637], answer.lines()
+  assert answer.runs <= 16, answer.lines()
+
+
 def test_a_hanging_commit_is_skipped_and_adjacent_skips_leave_a_range(tmp_path: Path) -> None:
   inits = ["BAD = False\n"] * 4 + ["import time\ntime.sleep(60)\n", "raise ImportError('half a refactor')\n"] + ["BAD = True\n"] * 3
   shas = fake_history(repo := tmp_path / "tinygrad", inits)

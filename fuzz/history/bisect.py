@@ -2,9 +2,9 @@
 
 As `git bisect run` with `--term-old`/`--term-new`: the two ends' verdicts must differ and say the direction (good at
 the older end: a regression, find the first bad; bad there: a fix, find the first good). Each step runs the repro at
-the commit nearest the middle of what is left; a commit that cannot say (fuzz/history/verdicts.py) is skipped and its
-nearest neighbour taken instead, so skips can leave a range rather than one commit. Over N commits that is the two
-ends and about log2(N) steps: 12 runs for 1,000 commits.
+the middle of what is left; a commit that cannot say (fuzz/history/verdicts.py) is skipped and a quarter taken instead
+(`probes`), so skips can leave a range rather than one commit. Over N commits that is the two ends and about log2(N)
+steps: 12 runs for 1,000 commits.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -73,9 +73,7 @@ def search(commits: list[Commit], test: Callable[[Commit], Verdict], log: Callab
     raise UsageError(f"both ends agree ({new.answer} at {commits[0].short} and {commits[-1].short}): nothing to bisect; give "
                      f"an --old where it {other}")
   lo, hi, skipped = 0, len(commits) - 1, set()
-  while cands := [i for i in range(lo + 1, hi) if i not in skipped]:
-    mid = (lo + hi) / 2
-    i = min(cands, key=lambda j: (abs(j - mid), j))
+  while (i := next((j for j in probes(lo, hi) if j not in skipped), None)) is not None:
     v = run(i)
     if v.answer == SKIP: skipped.add(i)
     elif v.answer == old.answer: lo = i
@@ -83,6 +81,22 @@ def search(commits: list[Commit], test: Callable[[Commit], Verdict], log: Callab
     left = hi - lo - 1 - sum(lo < j < hi for j in skipped)
     log(f"bisect: {left} commits left between {commits[lo].short} and {commits[hi].short}")
   return Answer(REGRESSION if old.answer == GOOD else FIX, commits[lo + 1:hi + 1], steps, time.perf_counter() - start)
+
+
+def probes(lo: int, hi: int) -> Iterator[int]:
+  """The commits strictly between `lo` and `hi` in the order a bisect tries them: the middle, then the quarters, then
+  the eighths, ... then every other one. A skipped middle thus costs a run at a quarter, not its neighbour's: a run of
+  commits that cannot say (a week where the repro's program hit another error) is stepped over in a few runs, not
+  walked one commit at a time."""
+  seen: set[int] = set()
+  parts = 2
+  while parts <= 2 * (hi - lo):
+    for k in range(1, parts, 2):
+      if lo < (j := lo + round(k * (hi - lo) / parts)) < hi and j not in seen:
+        seen.add(j)
+        yield j
+    parts *= 2
+  yield from (j for j in range(lo + 1, hi) if j not in seen)
 
 
 def needs_emulator(repro: Path) -> bool:
