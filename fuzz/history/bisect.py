@@ -52,7 +52,8 @@ class Answer:
 
   def to_json(self) -> dict:
     return {"direction": self.direction, "first": self.first.line() if self.first else None, "pr": self.first.pr if self.first else None,
-            "candidates": [c.sha for c in self.candidates], "steps": [[c.sha, v.answer, v.why, round(v.seconds, 2)] for c, v in self.steps],
+            "candidates": [c.sha for c in self.candidates], "runs": self.runs,
+            "steps": [[c.sha, v.answer, v.why, round(v.seconds, 2)] for c, v in self.steps],
             "seconds": round(self.seconds, 1)}
 
 

@@ -33,6 +33,6 @@ def history_lines(rows: dict[str, str], bisected: dict | None) -> list[str]:
   if bisected is None: return lines
   if "error" in bisected: return [*lines, f"- bisect: not told: {bisected['error']}"]
   what = "brought by" if bisected["direction"] == "regression" else "fixed by"
-  if bisected["first"]: return [*lines, f"- {what}: {bisected['first']} ({len(bisected['steps'])} runs, {bisected['seconds']:g}s)"]
+  if bisected["first"]: return [*lines, f"- {what}: {bisected['first']} ({bisected['runs']} runs, {bisected['seconds']:g}s)"]
   return [*lines, f"- {what} one of {len(bisected['candidates'])} commits (skipped commits left a range): "
                   f"{bisected['candidates'][0][:10]}..{bisected['candidates'][-1][:10]}"]
