@@ -147,3 +147,28 @@ def test_a_graph_finding_the_kernel_args_fix_removes_is_the_known_bug(monkeypatc
 def test_every_known_and_avoided_bug_tells_its_history() -> None:
   """Each entry says which releases at hand reproduce it (`planfuzz releases`), naming 0.14.0, where all are known."""
   for bug in KNOWN_BUGS + AVOIDED_BUGS: assert "0.14.0" in bug.history, bug.name
+
+
+def test_a_fed_back_output_read_stale_under_hcq2_is_the_known_bug_on_the_emulated_amd_gpu_too(monkeypatch: pytest.MonkeyPatch) -> None:
+  """hcq2-fed-back-output-read-stale is HCQ2's lowering, not the CPU's: a 1000-example emulated HCQ2 campaign (seed
+  33003) met it as a value twice the reference's, 'new', blamed on hcq2, until it was known there. Under HCQ2 a value
+  that goes when the step is given fresh data in place of its own output is the known bug on the CPU and on AMD; on
+  another device, without HCQ2, or where the value stays without the feedback, it is none."""
+  from fuzz.gen.program import Feedback, Leaf, Op, Program
+  from fuzz.known.bugs import known_bug
+  from oracle.compare import Verdict
+  from oracle.findings import Finding
+  program = Program(params=(), inputs=(Leaf("x0", (8,), seed=1),), state=(), backward=(), returns="v0",
+                    body=(Op("neg", ("x0",), "v0"),), feedback=Feedback(0, ()))
+  wrong = Finding("wrong-values", "ret", 2, "replay 1").blamed("capture")
+  gone, stays = lambda variant, *patch: Verdict(), lambda variant, *patch: Verdict(findings=[wrong])
+  monkeypatch.setenv("HCQ2", "1")
+  for dev in ("MOCKKFD+AMD", "CPU"):
+    monkeypatch.setenv("DEV", dev)
+    assert known_bug(wrong, program, gone).name == "hcq2-fed-back-output-read-stale", dev
+    assert known_bug(wrong, program, stays) is None
+  monkeypatch.setenv("DEV", "MOCKKFD+NV")
+  assert known_bug(wrong, program, gone) is None
+  monkeypatch.setenv("DEV", "MOCKKFD+AMD")
+  monkeypatch.delenv("HCQ2")
+  assert known_bug(wrong, program, gone) is None

@@ -1,17 +1,27 @@
 """A replay that never finishes is a hang in seconds: the parent bounds each JIT call by what the example's first
-eager call took (fuzz/campaign/hangs.py), and says which call hung."""
+eager step took (fuzz/campaign/hangs.py), and says which call hung."""
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
+from pathlib import Path
+
 from fuzz.campaign.hangs import CAPTURE_SLACK_S, FACTOR, REPLAY_SLACK_S, CallClock
+from fuzz.campaign.usage import EXIT_USAGE
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_a_replay_is_bounded_by_the_first_eager_call() -> None:
+def test_a_replay_is_bounded_by_the_first_eager_step() -> None:
+  """The first eager step is its call and the reads of what it left, up to the next call: an eager call that returns
+  lazy tensors ends at once, and the reads realize them (a replay runs that work inside the call)."""
   clock = CallClock()
   clock.start(0, 0, 100.0)
   assert clock.budget() is None and clock.overran(10_000.0) is None  # eager: only the example's timeout bounds it
-  clock.end(102.0)  # call 0 took 2 s
-  clock.start(0, 1, 103.0)
-  assert clock.budget() == CAPTURE_SLACK_S + FACTOR * 2 and clock.overran(103.0 + CAPTURE_SLACK_S + 19) is None
+  clock.end(100.1)  # call 0 returned lazy tensors; the oracle's reads took until 102
+  clock.start(0, 1, 102.0)
+  assert clock.budget() == CAPTURE_SLACK_S + FACTOR * 2 and clock.overran(102.0 + CAPTURE_SLACK_S + 19) is None
   clock.end(104.0)
   clock.start(0, 2, 105.0)
   budget = REPLAY_SLACK_S + FACTOR * 2
@@ -25,9 +35,33 @@ def test_a_replay_is_bounded_by_the_first_eager_call() -> None:
 def test_after_a_reset_the_eager_call_is_unbounded_and_the_recapture_has_room() -> None:
   clock = CallClock(reset=2)
   clock.start(0, 0, 0.0)
-  clock.end(1.0)
+  clock.end(0.5)
+  clock.start(0, 1, 1.0)  # the capture: the first eager step took 1 s
+  clock.end(2.0)
   clock.start(0, 2, 5.0)  # eager after the reset
   assert clock.budget() is None
   clock.end(6.0)
   clock.start(0, 3, 6.0)  # the new capture
   assert clock.budget() == CAPTURE_SLACK_S + FACTOR * 1.0 and clock.first_eager_s == 1.0  # the first eager call's, kept
+
+
+def planfuzz(*args: str, timeout: float) -> subprocess.CompletedProcess:
+  return subprocess.run([sys.executable, "-m", "fuzz.campaign.cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+
+
+def test_a_replay_that_never_finishes_is_told_long_before_the_examples_timeout(tmp_path: Path) -> None:
+  """End to end, on HCQ2 on the CPU: the planted replay hangs at the first replay; with a 900 s example timeout the
+  campaign still ends within minutes (the subprocess's own limit fails the test otherwise), the hang saying which call
+  hung and what it was allowed."""
+  run = planfuzz("run", "--target", "tinyjit", "--engine", "hcq2", "--hcq2-mutant", "tests.hanging_replay:hcq2_never_finishes",
+                 "--examples", "1", "--seed", "0", "--timeout", "900", "--db", "none", "--no-confirm", "--repro-dir", str(tmp_path),
+                 timeout=300)
+  told = re.search(r"why=call 2 \(replay 1\) of JIT 0 ran past its (\d+)s", (tmp_path / "report.md").read_text())
+  assert run.returncode == 1 and "NEW [unconfirmed] hang on a worker process" in run.stdout, run.stdout + run.stderr
+  assert told is not None and int(told[1]) < 300, run.stdout
+
+
+def test_a_replay_mutant_of_ones_own_that_does_not_import_is_one_line() -> None:
+  run = planfuzz("run", "--hcq2-mutant", "tests.no_such_module:hangs", "--examples", "1", "--db", "none", timeout=60)
+  assert run.returncode == EXIT_USAGE and "replay mutant 'tests.no_such_module:hangs': module 'tests.no_such_module' does not import" \
+    in run.stderr and "Traceback" not in run.stderr, run.stderr

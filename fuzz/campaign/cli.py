@@ -73,9 +73,11 @@ def parser() -> argparse.ArgumentParser:
                  "target is also bisected there (planfuzz bisect), its first bad or fixed commit in the report")
   planted = r.add_mutually_exclusive_group()
   planted.add_argument("--graph-mutant", dest="replay_mutant", default=None, help="plant a fault in tinygrad's graph replay in every "
-                       "worker (planner/engines/graph.py), to show a campaign on a device with graphs judges the graph path")
+                       "worker (planner/engines/graph.py; or module:function, a context manager of one's own), to show a "
+                       "campaign on a device with graphs judges the graph path")
   planted.add_argument("--hcq2-mutant", dest="replay_mutant", default=None, help="plant a fault in tinygrad's HCQ2 replay in every "
-                       "worker (planner/engines/hcq2.py), to show a campaign whose workers run HCQ2 judges that path")
+                       "worker (planner/engines/hcq2.py; or module:function, a context manager of one's own), to show a campaign whose "
+                       "workers run HCQ2 judges that path")
   rp = sub.add_parser("replay", help="run a saved repro script; exit 1 when it reproduces")
   rp.add_argument("file")
   mg = sub.add_parser("merge", help="one report for a CI matrix from its runners' report.json files (or directories of them)")

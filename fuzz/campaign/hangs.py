@@ -2,7 +2,9 @@
 
 A replay that never finishes (a hung device queue, a planted fault in graph replay on the emulated GPU) used to wait
 out the example's whole `--timeout` (300 s). The worker now says when each JIT call starts and ends (`Calling`), and
-the parent bounds a replay by what the example's first eager call took (its kernels compiled then): a replay does the
+the parent bounds a replay by what the example's first eager step took: its first eager call and the reads of what
+it left, up to the next call (its kernels compiled then; an eager call may return lazy tensors that only the oracle's
+reads realize, which a replay runs inside the call: on the emulated GPU such a call took 0.02 s). A replay does the
 same work with nothing to compile. A capture lowers and may compile what eager did not, so it gets the room of an
 eager call; eager calls (call 0, the call after a reset) are bounded by `--timeout` alone. A hang found so says which
 call hung and what it was allowed.
@@ -18,19 +20,20 @@ REPLAY_SLACK_S, CAPTURE_SLACK_S, FACTOR = 15.0, 120.0, 10.0
 
 @dataclass
 class CallClock:
-  """The JIT call an example is in now, and what its first eager call took."""
+  """The JIT call an example is in now, and what its first eager step took."""
   reset: int | None = None  # the program's jit.reset() call, which decides each call's phase
   jit: int | None = None
   call: int | None = None
   since: float = 0.0
-  first_eager_s: float | None = None
+  eager_since: float | None = None  # when the first eager call started
+  first_eager_s: float | None = None  # from then to the next call's start: the call and the reads of what it left
 
-  def start(self, jit: int, call: int, now: float) -> None: self.jit, self.call, self.since = jit, call, now
+  def start(self, jit: int, call: int, now: float) -> None:
+    if self.eager_since is None and Schedule(self.reset).replay(call) < 0: self.eager_since = now
+    elif self.first_eager_s is None and self.eager_since is not None: self.first_eager_s = now - self.eager_since
+    self.jit, self.call, self.since = jit, call, now
 
-  def end(self, now: float) -> None:
-    if self.first_eager_s is None and self.call is not None and Schedule(self.reset).replay(self.call) < 0:
-      self.first_eager_s = now - self.since
-    self.call = None
+  def end(self, now: float) -> None: self.call = None
 
   def budget(self) -> float | None:
     """Seconds the call running now may take, or None where only the example's timeout bounds it."""
@@ -44,4 +47,4 @@ class CallClock:
     if (budget := self.budget()) is None or now - self.since <= budget: return None
     phase = Schedule(self.reset).phase(self.call)
     return (f"call {self.call} ({phase}) of JIT {self.jit} ran past its {budget:.0f}s ({self.first_eager_s:.2f}s the first "
-            f"eager call took, x{FACTOR:g}, plus {budget - FACTOR * self.first_eager_s:.0f}s)")
+            f"eager step took, x{FACTOR:g}, plus {budget - FACTOR * self.first_eager_s:.0f}s)")

@@ -31,13 +31,15 @@ from fuzz.campaign.workers import run_pool, shares
 from fuzz.gen.features import dtypes
 from oracle.targets import Target
 from planner import tg
-from planner.engines import HCQ2, MIXED, MUTANTS, PLAIN, hcq2, worker_engines
+from planner.engines import HCQ2, MIXED, PLAIN, hcq2, replay_patch, worker_engines
+from planner.plugins import PlanfuzzUsageError
 
 
 def check_options(args: argparse.Namespace) -> None:
   """The options that need the campaign engine loaded to check: a bad one is one line naming the fix."""
-  if args.replay_mutant is not None and args.replay_mutant not in MUTANTS:
-    raise UsageError(f"unknown replay mutant {args.replay_mutant!r}: choose one of {', '.join(MUTANTS)}")
+  if args.replay_mutant is not None:
+    try: replay_patch(args.replay_mutant)
+    except PlanfuzzUsageError as e: raise UsageError(str(e)) from e
   args.engine = campaign_engine(args)
   try: open_database(args.db, args.shared_db)  # fail now, in one line, not in every worker
   except DatabaseError as e: raise UsageError(str(e)) from e

@@ -19,6 +19,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from planner.plugins import resolve
+
 MODULES = ("plain", "graph", "hcq2")
 Row = tuple[str, Callable[[tuple], bool]]  # a census row: its name, and whether an example's records show it
 
@@ -56,11 +58,16 @@ def spied() -> Iterator[dict[str, list]]:
     yield {name: stack.enter_context(e.spy()) for name, e in ENGINES.items() if e.active()}
 
 
-def planted(name: str | None) -> contextlib.AbstractContextManager:
-  """The named replay mutant's patch (nothing for None); an unknown name is a ValueError listing the known ones."""
-  if name is None: return contextlib.nullcontext()
-  if name not in MUTANTS: raise ValueError(f"unknown replay mutant {name!r}: choose one of {', '.join(MUTANTS)}")
-  return MUTANTS[name][1].patch()
+def replay_patch(spec: str) -> Callable[[], contextlib.AbstractContextManager]:
+  """What `--graph-mutant` / `--hcq2-mutant` names: a registered mutant, or a user's `module:function` returning a
+  context manager (a fault of one's own, such as a replay that never finishes); bad input is a PlanfuzzUsageError
+  naming the fix."""
+  return resolve(spec, {name: m.patch for name, (_, m) in MUTANTS.items()}, "replay mutant")[1]
+
+
+def planted(spec: str | None) -> contextlib.AbstractContextManager:
+  """The replay mutant's patch (nothing for None): see `replay_patch`."""
+  return contextlib.nullcontext() if spec is None else replay_patch(spec)()
 
 
 def of_engine(engine: str) -> list[str]:
