@@ -172,3 +172,19 @@ def test_a_fed_back_output_read_stale_under_hcq2_is_the_known_bug_on_the_emulate
   monkeypatch.setenv("DEV", "MOCKKFD+AMD")
   monkeypatch.delenv("HCQ2")
   assert known_bug(wrong, program, gone) is None
+
+
+def test_a_copy_of_an_input_view_asserting_under_hcq2_is_the_known_bug_on_the_emulated_amd_gpu_too(monkeypatch: pytest.MonkeyPatch) -> None:
+  """hcq2-input-view-copy-asserts' repro fails on the emulated AMD GPU's HCQ2 as on the CPU's: there too the assert in
+  a program that copies a view of its input is the known bug; of the whole input, it is none."""
+  from fuzz.gen.program import Leaf, Op, Program
+  from fuzz.known.bugs import known_bug
+  from oracle.findings import Finding
+  def program(source: str) -> Program:
+    return Program(params=(), inputs=(Leaf("x0", (8,), seed=1),), state=(), backward=(), returns="v1",
+                   body=(Op("shrink", ("x0", 0, 1, 5), "v0"), Op("contiguous", (source,), "v1")))
+  asserted = Finding("jit-error", "jit", 1, "capture", {"error": "AssertionError: must be BUFFER Ops.PARAM"}).blamed("capture")
+  monkeypatch.setenv("HCQ2", "1")
+  monkeypatch.setenv("DEV", "MOCKKFD+AMD")
+  assert known_bug(asserted, program("v0")).name == "hcq2-input-view-copy-asserts"
+  assert known_bug(asserted, program("x0")) is None

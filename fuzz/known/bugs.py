@@ -35,7 +35,8 @@ VIEWS = tuple(k for k in MOVEMENT if k != "contiguous")  # ops whose result is a
 # with its fix patched in, is that bug on any of them
 GRAPH_DEVICES = ("AMD", "NV", "CUDA", "METAL", "QCOM")
 # the device kinds whose HCQ2 runtime a bug of HCQ2's lowering was seen on: the CPU, and the emulated AMD GPU (HCQ2=1
-# HCQ_RUNTIME_DEV=PYTHON DEV=MOCKKFD+AMD, where its repro fails too on 0.14.0)
+# HCQ_RUNTIME_DEV=PYTHON DEV=MOCKKFD+AMD, where its repro fails too on 0.14.0; hcq2-sharded-capture-asserts' and the
+# misaligned view's segfault do not fail there)
 HCQ2_SEEN = ("CPU", "AMD")
 
 # (a fuzz Program, a patch of tinygrad active while it runs or None) -> its Verdict, under the finding's target, mode
@@ -188,11 +189,11 @@ KNOWN_BUGS: tuple[KnownBug, ...] = (
            "'AssertionError: must be BUFFER Ops.PARAM' in tinygrad's hcq lowering, which takes a call's arguments as whole "
            "buffers or parameters, not a view of a parameter",
            KNOWN_DIR / "hcq2_input_view_copy_asserts.py", _hcq_multi_device_assert, "capture", _hcq_multi_device_assert,
-           lambda program: bool(tg.environment_knobs().get("HCQ2")) and _reads_an_input_view(program), devices=CPU_ONLY,
+           lambda program: bool(tg.environment_knobs().get("HCQ2")) and _reads_an_input_view(program), devices=HCQ2_SEEN,
            history="0.14.0 (not 0.12.0, which has no HCQ2; 0.13.0's wheel lacks its HCQ2 module); at ac7067ac60 (#17534, "
                    "2026-08-14: 'fix deconstruct_function for python 3.11'), the first commit whose CPU HCQ2 runs its "
                    "repro at all (bisected: 125 commits from 'cpu hcq2' #17503, 9 runs), it reproduces: as old as CPU "
-                   "HCQ2 here; on the emulated AMD HCQ2 before that, not tried"),
+                   "HCQ2 here; on the emulated AMD HCQ2 before that, not tried (on 0.14.0 it reproduces there too)"),
   KnownBug("hcq2-fed-back-output-read-stale",
            "with HCQ2=1 the whole capture is one 'hcq' call, for which tinygrad's get_call_outs_ins says nothing is "
            "written, so a replay never copies an input the capture writes (the JIT's own output fed back): a kernel "
@@ -207,7 +208,7 @@ KNOWN_BUGS: tuple[KnownBug, ...] = (
                    "tinygrads); 0.13.0's wheel lacks its HCQ2 module; at ac7067ac60 (#17534, 2026-08-14: 'fix "
                    "deconstruct_function for python 3.11'), the first commit whose CPU HCQ2 runs its repro at all "
                    "(bisected: 125 commits from 'cpu hcq2' #17503, 9 runs), it reproduces: as old as CPU HCQ2 here; on "
-                   "the emulated AMD HCQ2 before that, not tried"),
+                   "the emulated AMD HCQ2 before that, not tried (on 0.14.0 it reproduces there too)"),
   KnownBug("graph-input-view-stale",
            "with graphs (HCQGraph), a graphed call that reads a view of a step's input as a buffer (a kernel reading "
            "`x[1:5].contiguous()`, a copy `x[1:5].to(\"AMD:1\")`, a shard of it) keeps the capture call's view: given a new "
