@@ -11,6 +11,7 @@ from typing import Any
 # value kinds, from comparing a JIT run with the reference
 ALL_ZEROS, STALE, NON_FINITE, WRONG_VALUES, JIT_ERROR = "all-zeros", "stale", "non-finite", "wrong-values", "jit-error"
 VALUE_KINDS = (ALL_ZEROS, STALE, NON_FINITE, WRONG_VALUES, JIT_ERROR)
+CRASH, HANG = "crash", "hang"  # a worker process an example killed, or one that ran past its time (fuzz/campaign/workers.py)
 ADVISORY = "advisory:"  # kinds that deviate from a tinygrad contract without a wrong value: reported, failing only under --strict
 
 

@@ -17,6 +17,7 @@ from fuzz.campaign.bugbook import Bug
 from fuzz.campaign.files import atomic_write
 from fuzz.campaign.stats import Stats
 from fuzz.history.told import history_lines
+from oracle.findings import CRASH, HANG, Finding
 
 
 @dataclass(frozen=True)
@@ -56,15 +57,23 @@ def _expected_vs_got(details: dict) -> list[str]:
           *(f"| {ix} | {got:.6g} | {want:.6g} |" for ix, got, want in rows)]
 
 
+def _what_happens(f: Finding) -> str:
+  """The upstream issue's first sentence: a hang or crash took the process, no value differs."""
+  if f.kind in (HANG, CRASH):
+    return (f"**What happens.** Under `TinyJit` the step {'never finishes' if f.kind == HANG else 'takes the process down'}: "
+            f"{f.details.get('why', 'no reason recorded')}.")
+  return (f"**What happens.** Under `TinyJit`, `{f.subject}` differs from the same step run without the JIT and without "
+          f"the memory planner, {'at call ' + str(f.call) + ' (' + f.phase + ')' if f.call is not None else 'in the plan'}: "
+          f"`{f.kind}`. The difference persists with the stages planfuzz can switch off (blamed on: {f.attribution}).")
+
+
 def issue_body(bug: Bug, meta: Meta) -> list[str]:
   """A new bug of tinygrad's own TinyJit, as an upstream issue's body."""
   best = bug.best
   assert best is not None
   f = best.finding
   script = Path(bug.repro).read_text() if bug.repro else "(no repro)"
-  return [f"**What happens.** Under `TinyJit`, `{f.subject}` differs from the same step run without the JIT and without "
-          f"the memory planner, {'at call ' + str(f.call) + ' (' + f.phase + ')' if f.call is not None else 'in the plan'}: "
-          f"`{f.kind}`. The difference persists with the stages planfuzz can switch off (blamed on: {f.attribution}).", "",
+  return [_what_happens(f), "",
           f"**Repro** (needs only tinygrad {meta.tinygrad} and numpy; exit status 1 when it reproduces, inputs "
           f"{best.mode}):", "", "```python", script.rstrip(), "```", "", "**Expected vs got:**", "", *_expected_vs_got(f.details), "",
           f"**Environment:** tinygrad {meta.tinygrad}, device {meta.device}, knobs {dict(best.knobs) or 'none'}.",

@@ -27,10 +27,9 @@ from fuzz.campaign.hangs import CallClock
 from fuzz.campaign.messages import Calling, Event, Exited, Job, Result, Retired, ShrinkStep, Started
 from fuzz.campaign.outcome import Outcome
 from oracle.compare import Verdict
-from oracle.findings import Finding
+from oracle.findings import CRASH, HANG, Finding
 from planner.engines import planted
 
-CRASH, HANG = "crash", "hang"
 POLL_S = 0.2
 
 
