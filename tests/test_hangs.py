@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_a_replay_is_bounded_by_the_first_eager_step() -> None:
-  """The first eager step is its call and the reads of what it left, up to the next call: an eager call that returns
+  """The first eager step is its call and the reads of what it left, up to the first capture: an eager call that returns
   lazy tensors ends at once, and the reads realize them (a replay runs that work inside the call)."""
   clock = CallClock()
   clock.start(0, 0, 100.0)
@@ -30,6 +30,19 @@ def test_a_replay_is_bounded_by_the_first_eager_step() -> None:
   assert why is not None and why.startswith("call 2 (replay 1) of JIT 0 ran past its 35s"), why
   clock.end(200.0)
   assert clock.overran(10_000.0) is None  # between calls (the oracle's reads, attribution): the example's timeout
+
+
+def test_a_train_eval_programs_eager_step_spans_both_jits_eager_calls() -> None:
+  """The eval step's JIT has its own eager call 0 right after the train step's: the first eager step runs on to the
+  first capture, not to that second eager call (which gave a replay 15 s on the emulated GPU)."""
+  clock = CallClock()
+  clock.start(0, 0, 100.0)
+  clock.end(100.01)
+  clock.start(1, 0, 100.02)  # the eval JIT's eager call
+  clock.end(100.03)
+  assert clock.first_eager_s is None
+  clock.start(0, 1, 103.0)  # the train JIT's capture, after the reads
+  assert clock.first_eager_s == 3.0 and clock.budget() == CAPTURE_SLACK_S + FACTOR * 3.0
 
 
 def test_after_a_reset_the_eager_call_is_unbounded_and_the_recapture_has_room() -> None:

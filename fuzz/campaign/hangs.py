@@ -2,9 +2,10 @@
 
 A replay that never finishes (a hung device queue, a planted fault in graph replay on the emulated GPU) used to wait
 out the example's whole `--timeout` (300 s). The worker now says when each JIT call starts and ends (`Calling`), and
-the parent bounds a replay by what the example's first eager step took: its first eager call and the reads of what
-it left, up to the next call (its kernels compiled then; an eager call may return lazy tensors that only the oracle's
-reads realize, which a replay runs inside the call: on the emulated GPU such a call took 0.02 s). A replay does the
+the parent bounds a replay by what the example's first eager step took: its eager calls (a train/eval program's two
+JITs each have one) and the reads of what they left, up to the first capture (its kernels compiled then; an eager call
+may return lazy tensors that only the oracle's reads realize, which a replay runs inside the call: on the emulated GPU
+such a call took 0.02 s). A replay does the
 same work with nothing to compile. A capture lowers and may compile what eager did not, so it gets the room of an
 eager call; eager calls (call 0, the call after a reset) are bounded by `--timeout` alone. A hang found so says which
 call hung and what it was allowed.
@@ -26,11 +27,12 @@ class CallClock:
   call: int | None = None
   since: float = 0.0
   eager_since: float | None = None  # when the first eager call started
-  first_eager_s: float | None = None  # from then to the next call's start: the call and the reads of what it left
+  first_eager_s: float | None = None  # from then to the first capture's start: the eager calls and the reads after them
 
   def start(self, jit: int, call: int, now: float) -> None:
-    if self.eager_since is None and Schedule(self.reset).replay(call) < 0: self.eager_since = now
-    elif self.first_eager_s is None and self.eager_since is not None: self.first_eager_s = now - self.eager_since
+    eager = Schedule(self.reset).replay(call) < 0  # a train/eval program's second JIT has its own eager call 0
+    if eager and self.eager_since is None: self.eager_since = now
+    elif not eager and self.first_eager_s is None and self.eager_since is not None: self.first_eager_s = now - self.eager_since
     self.jit, self.call, self.since = jit, call, now
 
   def end(self, now: float) -> None: self.call = None
