@@ -4,11 +4,10 @@ A replay that never finishes (a hung device queue, a planted fault in graph repl
 out the example's whole `--timeout` (300 s). The worker now says when each JIT call starts and ends (`Calling`), and
 the parent bounds a replay by what the example's first eager step took: its eager calls (a train/eval program's two
 JITs each have one) and the reads of what they left, up to the first capture (its kernels compiled then; an eager call
-may return lazy tensors that only the oracle's reads realize, which a replay runs inside the call: on the emulated GPU
-such a call took 0.02 s). A replay does the
-same work with nothing to compile. A capture lowers and may compile what eager did not, so it gets the room of an
-eager call; eager calls (call 0, the call after a reset) are bounded by `--timeout` alone. A hang found so says which
-call hung and what it was allowed.
+may return lazy tensors that only the oracle's reads realize, where a replay runs that work inside the call). A
+replay does the same work with nothing to compile; a step of a few milliseconds still gives it 15 s. A capture lowers
+and may compile what eager did not, so it gets the room of an eager call; eager calls (call 0, the call after a
+reset) are bounded by `--timeout` alone. A hang found so says which call hung and what it was allowed.
 """
 from __future__ import annotations
 
