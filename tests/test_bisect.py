@@ -102,6 +102,21 @@ def test_a_long_run_of_commits_that_cannot_say_is_stepped_over(tmp_path: Path) -
   assert answer.runs <= 16, answer.lines()
 
 
+def test_an_answer_inside_a_stretch_that_cannot_say_ends_with_that_range(tmp_path: Path) -> None:
+  """The first bad commit lies inside 200 commits that raise (tinygrad's history has a fortnight where multi-device
+  grads raise 'END src[0] should be KERNEL'): after 8 commits in a row cannot say, the bisect stops with the range
+  left instead of trying all 200 (on the real one it ran 236 times); a higher --max-skips tries on."""
+  inits = [("raise AssertionError('another error')\n" if 400 <= k < 600 else f"BAD = {k >= 500}\n") for k in range(1001)]
+  shas = fake_history(repo := tmp_path / "tinygrad", inits)
+  (repro := tmp_path / "repro.py").write_text(FAKE_REPRO)
+  answer = bisect(repro, repo, shas[0], shas[-1], log=quiet)
+  assert answer.first is None and answer.stopped.startswith("stopped after 8 commits in a row could not say"), answer.lines()
+  assert {shas[400], shas[599]} <= {c.sha for c in answer.candidates} and answer.runs <= 30, answer.lines()
+  assert "(--max-skips)" in answer.lines()[0]
+  more = bisect(repro, repo, shas[0], shas[-1], log=quiet, max_skips=12)
+  assert more.runs > answer.runs and more.stopped.startswith("stopped after 12 commits"), more.lines()
+
+
 def test_a_hanging_commit_is_skipped_and_adjacent_skips_leave_a_range(tmp_path: Path) -> None:
   inits = ["BAD = False\n"] * 4 + ["import time\ntime.sleep(60)\n", "raise ImportError('half a refactor')\n"] + ["BAD = True\n"] * 3
   shas = fake_history(repo := tmp_path / "tinygrad", inits)

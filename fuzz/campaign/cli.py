@@ -92,6 +92,8 @@ def parser() -> argparse.ArgumentParser:
   bs.add_argument("--old", default=None, help="the older end (default: the newest release tag whose verdict differs from --new's)")
   bs.add_argument("--new", default="HEAD", help="the newer end (default HEAD)")
   bs.add_argument("--timeout", type=float, default=120.0, help="seconds one run may take; past it the commit is skipped (default 120)")
+  bs.add_argument("--max-skips", type=int, default=8, help="commits in a row that cannot say before the bisect stops with the "
+                  "range left (default 8; 0: try every commit)")
   bs.add_argument("--json", default=None, help="also write the answer and every step here")
   rl = sub.add_parser("releases", help="which tinygrad releases at hand reproduce each repro (make old-tinygrad installs 0.12.0, 0.13.0)")
   rl.add_argument("repros", nargs="+")
@@ -105,7 +107,8 @@ def cmd_bisect(args: argparse.Namespace) -> int:
 
   from fuzz.history.bisect import bisect
   if args.timeout <= 0: raise UsageError("--timeout must be positive")
-  answer = bisect(Path(args.repro), Path(args.repo), args.old, args.new, args.timeout)
+  if args.max_skips < 0: raise UsageError("--max-skips must be 0 (try every commit) or more")
+  answer = bisect(Path(args.repro), Path(args.repo), args.old, args.new, args.timeout, max_skips=args.max_skips)
   if args.json: Path(args.json).write_text(json.dumps(answer.to_json(), indent=1))
   print("\n".join(answer.lines()))
   return EXIT_OK if answer.first is not None else EXIT_FOUND

@@ -4,7 +4,9 @@ As `git bisect run` with `--term-old`/`--term-new`: the two ends' verdicts must 
 the older end: a regression, find the first bad; bad there: a fix, find the first good). Each step runs the repro at
 the middle of what is left; a commit that cannot say (fuzz/history/verdicts.py) is skipped and a quarter taken instead
 (`probes`), so skips can leave a range rather than one commit. Over N commits that is the two ends and about log2(N)
-steps: 12 runs for 1,000 commits.
+steps: 12 runs for 1,000 commits. Where the answer lies in a stretch the repro cannot run in at all (tinygrad's own
+history has a fortnight where multi-device grads raise), `max_skips` commits in a row that cannot say end the search
+with the range left, instead of trying every commit in it.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from fuzz.history.verdicts import BAD, GOOD, SKIP, Verdict, run_repro
 
 REGRESSION, FIX = "regression", "fix"
 RELEASE_TAGS_TRIED = 3  # without --old: the newest release tags tried for an end that disagrees with --new
+MAX_SKIPS = 8  # commits in a row that cannot say before a bisect stops with the range left
 SETS_MOCK_DEV = re.compile(r"""["']DEV["']\s*:\s*["'][^"']*MOCK""")  # a script's own os.environ line naming the emulator
 
 
@@ -33,6 +36,7 @@ class Answer:
   candidates: list[Commit]  # one commit, or the range skipped commits left
   steps: list[tuple[Commit, Verdict]] = field(default_factory=list)
   seconds: float = 0.0
+  stopped: str = ""  # why the search ended before the range was down to what every commit in it said
 
   @property
   def first(self) -> Commit | None: return self.candidates[0] if len(self.candidates) == 1 else None
@@ -47,18 +51,20 @@ class Answer:
     runs = f"{self.runs} runs, {self.seconds:.0f}s"
     if (c := self.first) is not None: return [f"{self.what()} ({self.direction}; {runs}):", c.line()]
     skipped = [f"  skipped {c.short}: {v.why}" for c, v in self.steps if v.answer == SKIP]
-    return [f"{self.what()} is one of {len(self.candidates)} commits; skipped commits left a range ({runs}):",
-            *(c.line() for c in self.candidates), *skipped]
+    return [f"{self.what()} is one of {len(self.candidates)} commits; skipped commits left a range ({runs}"
+            f"{'; ' + self.stopped if self.stopped else ''}):", *(c.line() for c in self.candidates), *skipped]
 
   def to_json(self) -> dict:
     return {"direction": self.direction, "first": self.first.line() if self.first else None, "pr": self.first.pr if self.first else None,
             "candidates": [c.sha for c in self.candidates], "runs": self.runs,
             "steps": [[c.sha, v.answer, v.why, round(v.seconds, 2)] for c, v in self.steps],
-            "seconds": round(self.seconds, 1)}
+            "seconds": round(self.seconds, 1), "stopped": self.stopped}
 
 
-def search(commits: list[Commit], test: Callable[[Commit], Verdict], log: Callable[[str], None] = lambda s: None) -> Answer:
-  """Bisect `commits` (oldest first) with `test`; the ends are run first and must give 0 or 1, and differ."""
+def search(commits: list[Commit], test: Callable[[Commit], Verdict], log: Callable[[str], None] = lambda s: None,
+           max_skips: int = MAX_SKIPS) -> Answer:
+  """Bisect `commits` (oldest first) with `test`; the ends are run first and must give 0 or 1, and differ. `max_skips`
+  commits in a row that cannot say stop it with the range left (0: never)."""
   start, steps = time.perf_counter(), []
 
   def run(i: int) -> Verdict:
@@ -73,15 +79,20 @@ def search(commits: list[Commit], test: Callable[[Commit], Verdict], log: Callab
     other = GOOD if new.answer == BAD else BAD
     raise UsageError(f"both ends agree ({new.answer} at {commits[0].short} and {commits[-1].short}): nothing to bisect; give "
                      f"an --old where it {other}")
-  lo, hi, skipped = 0, len(commits) - 1, set()
+  lo, hi, skipped, in_a_row, stopped = 0, len(commits) - 1, set(), 0, ""
   while (i := next((j for j in probes(lo, hi) if j not in skipped), None)) is not None:
     v = run(i)
+    in_a_row = in_a_row + 1 if v.answer == SKIP else 0
     if v.answer == SKIP: skipped.add(i)
     elif v.answer == old.answer: lo = i
     else: hi = i
     left = hi - lo - 1 - sum(lo < j < hi for j in skipped)
     log(f"bisect: {left} commits left between {commits[lo].short} and {commits[hi].short}")
-  return Answer(REGRESSION if old.answer == GOOD else FIX, commits[lo + 1:hi + 1], steps, time.perf_counter() - start)
+    if max_skips and in_a_row >= max_skips and left:
+      stopped = f"stopped after {in_a_row} commits in a row could not say, {left} untried (--max-skips)"
+      log(f"bisect: {stopped}")
+      break
+  return Answer(REGRESSION if old.answer == GOOD else FIX, commits[lo + 1:hi + 1], steps, time.perf_counter() - start, stopped)
 
 
 def probes(lo: int, hi: int) -> Iterator[int]:
@@ -118,7 +129,7 @@ def default_old(checkout: Checkout, new: Commit, test: Callable[[Commit], Verdic
 
 
 def bisect(repro: Path, repo: Path, old: str | None = None, new: str = "HEAD", timeout: float = 120.0,
-           log: Callable[[str], None] = lambda s: print(s, file=sys.stderr, flush=True)) -> Answer:
+           log: Callable[[str], None] = lambda s: print(s, file=sys.stderr, flush=True), max_skips: int = MAX_SKIPS) -> Answer:
   """`planfuzz bisect`: the repro run at commits of the checkout `repo` between `old` and `new`."""
   if not repro.is_file(): raise UsageError(f"no such repro script: {repro}")
   checkout, emulator, memo = Checkout(repo), needs_emulator(repro), {}
@@ -130,4 +141,4 @@ def bisect(repro: Path, repo: Path, old: str | None = None, new: str = "HEAD", t
   base = checkout.commit(old) if old is not None else default_old(checkout, tip, test, log)
   commits = checkout.between(base, tip)
   log(f"bisect: {len(commits)} commits from {base.short} ({base.date}) to {tip.short} ({tip.date})")
-  return search(commits, test, log)
+  return search(commits, test, log, max_skips)
