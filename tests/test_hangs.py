@@ -32,6 +32,17 @@ def test_a_replay_is_bounded_by_the_first_eager_step() -> None:
   assert clock.overran(10_000.0) is None  # between calls (the oracle's reads, attribution): the example's timeout
 
 
+def test_a_whole_example_timeout_says_where_the_example_was() -> None:
+  """An example past its --timeout with no JIT call over its bound (an eager call, the reference, the oracle's reads)
+  says where it was, so a context-dependent hang can be run down."""
+  clock = CallClock()
+  assert clock.where(50.0).startswith("before its first JIT call")
+  clock.start(0, 0, 100.0)
+  assert clock.where(400.0) == "in call 0 (eager) of JIT 0 for 300s"
+  clock.end(101.0)
+  assert clock.where(401.0) == "300s after call 0 (eager) of JIT 0 returned: the oracle's reads, attribution or a rerun"
+
+
 def test_a_train_eval_programs_eager_step_spans_both_jits_eager_calls() -> None:
   """The eval step's JIT has its own eager call 0 right after the train step's: the first eager step runs on to the
   first capture, not to that second eager call (which gave a replay 15 s on the emulated GPU)."""

@@ -23,8 +23,9 @@ class CallClock:
   """The JIT call an example is in now, and what its first eager step took."""
   reset: int | None = None  # the program's jit.reset() call, which decides each call's phase
   jit: int | None = None
-  call: int | None = None
-  since: float = 0.0
+  call: int | None = None  # the call running now
+  returned: int | None = None  # the call of `jit` that returned last
+  since: float = 0.0  # when the call running now started, or the last one returned
   eager_since: float | None = None  # when the first eager call started
   first_eager_s: float | None = None  # from then to the first capture's start: the eager calls and the reads after them
 
@@ -34,7 +35,15 @@ class CallClock:
     elif not eager and self.first_eager_s is None and self.eager_since is not None: self.first_eager_s = now - self.eager_since
     self.jit, self.call, self.since = jit, call, now
 
-  def end(self, now: float) -> None: self.call = None
+  def end(self, now: float) -> None: self.returned, self.call, self.since = self.call, None, now
+
+  def where(self, now: float) -> str:
+    """Where an example that ran past its whole timeout was: in which JIT call, or how long after which returned."""
+    if self.jit is None: return "before its first JIT call: the reference or the program's set-up"
+    call = self.call if self.call is not None else self.returned
+    named = f"call {call} ({Schedule(self.reset).phase(call)}) of JIT {self.jit}"
+    if self.call is not None: return f"in {named} for {now - self.since:.0f}s"
+    return f"{now - self.since:.0f}s after {named} returned: the oracle's reads, attribution or a rerun"
 
   def budget(self) -> float | None:
     """Seconds the call running now may take, or None where only the example's timeout bounds it."""

@@ -128,7 +128,7 @@ class _Slot:
     if self.finished: return self
     p = self.pending or Pending(Started(self.job.worker, None, self.job.mode or "", ()), time.perf_counter())
     program, mode, knobs, shrinking = p.started.program, p.started.mode, p.started.knobs, p.started.shrinking
-    why = (overran or f"no result after {timeout:g}s") if hung else _death(self.proc.exitcode)
+    why = (overran or f"no result after {timeout:g}s ({p.clock.where(now)})") if hung else _death(self.proc.exitcode)
     details = {"worker": self.job.worker, "why": why} | ({"while_shrinking": str(shrinking)} if shrinking else {})
     finding = Finding(HANG if hung else CRASH, "worker", None, "run", details)
     on_event(Result(self.job.worker, program, mode, knobs, Outcome.of(Verdict(findings=[finding])), time.perf_counter() - p.at,
