@@ -15,7 +15,7 @@ import pytest
 from fuzz.known.avoided import AVOIDED_BUGS
 from fuzz.known.bugs import KNOWN_BUGS, repro_device
 from oracle.device import emulated_process
-from planner.engines import graph
+from planner.engines import graph, hcq2
 
 
 class StillReproduces(AssertionError):
@@ -31,12 +31,16 @@ def test_known_bug_is_fixed(bug) -> None:
 
 
 def repro_env(bug) -> dict[str, str]:
-  """This process's environment where the bug is known on its device, else one of a device it is known on."""
-  if (dev := repro_device(bug)) is None: return dict(os.environ)
-  if dev != "AMD": return os.environ | {"DEV": dev}
-  env, why = emulated_process(str(Path(__file__).resolve().parent.parent))
-  if env is None: pytest.skip(f"{bug.name} is known on the AMD GPU: its repro runs on the emulated one, not here ({why})")
-  return env
+  """This process's environment where the bug is known on its device, else one of a device it is known on; with what
+  HCQ2 needs there besides HCQ2=1, which an HCQ2 repro sets itself (on the emulated GPU its runtime on the PYTHON
+  device: without it the CPU runtime waits out tinygrad's 30 s hang detection)."""
+  if (dev := repro_device(bug)) is None: env = dict(os.environ)
+  elif dev != "AMD": env = os.environ | {"DEV": dev}
+  else:
+    emulated, why = emulated_process(str(Path(__file__).resolve().parent.parent))
+    if emulated is None: pytest.skip(f"{bug.name} is known on the AMD GPU: its repro runs on the emulated one, not here ({why})")
+    env = emulated
+  return env | {k: v for k, v in hcq2.process_env(env).items() if k != "HCQ2"}
 
 
 @pytest.mark.parametrize("target", ["planner", "tinyjit"])
