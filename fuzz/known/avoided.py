@@ -35,7 +35,9 @@ AVOIDED_BUGS: tuple[AvoidedBug, ...] = (
              "a multi-device tensor's grad that arrives through a copy from another device is copied into its shards by a "
              "kernel tinygrad's verifier rejects (\"UOp verification failed ... Ops.RANGE\")",
              KNOWN_DIR / "multi_grad_from_other_device.py",
-           history="0.14.0 (not 0.13.0; 0.12.0 cannot run the repro)"),
+           history="0.14.0 (not 0.13.0; 0.12.0 cannot run the repro); brought in the ~220 commits from bf5989ea48 "
+                   "(2026-07-23, does not reproduce) to d4d537c8ae (#17432, 2026-08-08, reproduces), where every commit "
+                   "tried raises 'END src[0] should be KERNEL, not Ops.STORE' (from #17172 on): no closer (bisected)"),
   AvoidedBug("multi-grad-expanded",
              "a multi-device tensor's grad that is a broadcast buffer (the other factor of a product) is copied into its "
              "shards without being made contiguous (\"UOp verification failed ... Ops.EXPAND\")",
