@@ -148,12 +148,14 @@ def run(args: argparse.Namespace, target: Target) -> int:
 
 def interruptible(pool: Any) -> str | None:
   """Run the pool; Ctrl-C or SIGTERM (a CI job's timeout) stops it early and returns the signal's name, so a long
-  campaign cut short still writes its summary, bugs and report for what it ran."""
+  campaign cut short still writes its summary, bugs and report for what it ran. SIGINT gets the handler too: a process
+  started in the background by a non-interactive shell inherits SIGINT ignored, and Python then installs none."""
   def stop(signum: int, frame: Any) -> NoReturn: raise KeyboardInterrupt(signal.Signals(signum).name)
-  previous = signal.signal(signal.SIGTERM, stop)
+  previous = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGINT)}
   try: pool()
   except KeyboardInterrupt as e: return str(e) or "SIGINT"
-  finally: signal.signal(signal.SIGTERM, previous)
+  finally:
+    for s, handler in previous.items(): signal.signal(s, handler)
   return None
 
 
