@@ -6,7 +6,7 @@ import time
 from typing import Any
 
 from planner.engines.graph import graph_calls_through
-from planner.engines.hcq2 import executing
+from planner.engines.hcq2 import per_call
 
 
 def _forever() -> None:
@@ -15,13 +15,11 @@ def _forever() -> None:
 
 def hcq2_never_finishes() -> contextlib.AbstractContextManager:
   """Every 'hcq' call of a JIT runs its capture; its first replay never returns."""
-  ran: dict[int, Any] = {}  # id -> the call, kept so its id is not reused
-
-  def through(call: Any, ctx: Any, run: Any) -> Any:
-    if ctx.jit and id(call) in ran: _forever()
-    if ctx.jit: ran[id(call)] = call
-    return run(call, ctx)
-  return executing(through)
+  def change(ctx: Any, run: Any, state: dict) -> Any:
+    if state.setdefault("ran", False): _forever()
+    state["ran"] = True
+    return run(ctx)
+  return per_call(change)
 
 
 def graph_never_finishes() -> contextlib.AbstractContextManager:

@@ -40,10 +40,10 @@ class CallClock:
   def where(self, now: float) -> str:
     """Where an example that ran past its whole timeout was: in which JIT call, or how long after which returned."""
     if self.jit is None: return "before its first JIT call: the reference or the program's set-up"
-    call = self.call if self.call is not None else self.returned
-    named = f"call {call} ({Schedule(self.reset).phase(call)}) of JIT {self.jit}"
-    if self.call is not None: return f"in {named} for {now - self.since:.0f}s"
-    return f"{now - self.since:.0f}s after {named} returned: the oracle's reads, attribution or a rerun"
+    if self.call is not None: return f"in {self._named(self.call)} for {now - self.since:.0f}s"
+    return f"{now - self.since:.0f}s after {self._named(self.returned)} returned: the oracle's reads, attribution or a rerun"
+
+  def _named(self, call: int | None) -> str: return f"call {call} ({Schedule(self.reset).phase(call)}) of JIT {self.jit}"
 
   def budget(self) -> float | None:
     """Seconds the call running now may take, or None where only the example's timeout bounds it."""
@@ -55,6 +55,5 @@ class CallClock:
   def overran(self, now: float) -> str | None:
     """Why the call running now is a hang, or None."""
     if (budget := self.budget()) is None or now - self.since <= budget: return None
-    phase = Schedule(self.reset).phase(self.call)
-    return (f"call {self.call} ({phase}) of JIT {self.jit} ran past its {budget:.0f}s ({self.first_eager_s:.2f}s the first "
+    return (f"{self._named(self.call)} ran past its {budget:.0f}s ({self.first_eager_s:.2f}s the first "
             f"eager step took, x{FACTOR:g}, plus {budget - FACTOR * self.first_eager_s:.0f}s)")

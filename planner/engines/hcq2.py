@@ -149,7 +149,7 @@ ROWS = (
 
 # ---------- mutants: faults in what an 'hcq' call patches per call ----------
 
-def _per_call(change: Callable[[Any, Callable[[Any], Any], dict], Any]) -> contextlib.AbstractContextManager:
+def per_call(change: Callable[[Any, Callable[[Any], Any], dict], Any]) -> contextlib.AbstractContextManager:
   """A mutant that changes a JIT's runs of an 'hcq' call: `change(ctx, run, state)`, `run` executing the call with
   the context it is given and `state` what the mutant keeps for that call (empty on its first run)."""
   kept: dict[int, tuple[Any, dict]] = {}  # id(call) -> (the call, kept so its id is not reused; its state)
@@ -163,13 +163,13 @@ def _per_call(change: Callable[[Any, Callable[[Any], Any], dict], Any]) -> conte
 
 def stale_inputs() -> contextlib.AbstractContextManager:
   """every replay of an 'hcq' call writes its first run's input addresses into its table: later inputs are never read"""
-  return _per_call(lambda ctx, run, state: run(dataclasses.replace(ctx, input_uops=state.setdefault("inputs", ctx.input_uops))))
+  return per_call(lambda ctx, run, state: run(dataclasses.replace(ctx, input_uops=state.setdefault("inputs", ctx.input_uops))))
 
 
 def stale_variables() -> contextlib.AbstractContextManager:
   """every replay of an 'hcq' call hands over its first run's Variable values: kernel arguments and launch sizes keep
   the values bound at capture"""
-  return _per_call(lambda ctx, run, state: run(dataclasses.replace(ctx, var_vals=state.setdefault("vars", dict(ctx.var_vals)))))
+  return per_call(lambda ctx, run, state: run(dataclasses.replace(ctx, var_vals=state.setdefault("vars", dict(ctx.var_vals)))))
 
 
 def submit_twice() -> contextlib.AbstractContextManager:
@@ -178,7 +178,7 @@ def submit_twice() -> contextlib.AbstractContextManager:
     if state.setdefault("ran", False): run(ctx)
     state["ran"] = True
     return run(ctx)
-  return _per_call(change)
+  return per_call(change)
 
 
 def same_inputs_skipped() -> contextlib.AbstractContextManager:
@@ -189,7 +189,7 @@ def same_inputs_skipped() -> contextlib.AbstractContextManager:
     if state.get("last") == now: return []
     state["last"] = now
     return run(ctx)
-  return _per_call(change)
+  return per_call(change)
 
 
 def inputs_swapped() -> contextlib.AbstractContextManager:
@@ -203,7 +203,7 @@ def inputs_swapped() -> contextlib.AbstractContextManager:
     pair = next(((i, j) for i in range(len(ins)) for j in range(i + 1, len(ins)) if _same_kind(ins[i], ins[j])), None)
     if pair is not None: ins[pair[0]], ins[pair[1]] = ins[pair[1]], ins[pair[0]]
     return run(dataclasses.replace(ctx, input_uops=tuple(ins)))
-  return _per_call(change)
+  return per_call(change)
 
 
 def _same_kind(a: Any, b: Any) -> bool:
