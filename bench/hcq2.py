@@ -11,6 +11,10 @@ Figures, each engine in processes of its own (tinygrad reads HCQ2 at import):
   examples, its disk cache filled by a first run); the ratio of the rates is what HCQ2 costs a campaign;
 - planfuzz's own share: the campaign's ratio over tinygrad's (goal: at most what planfuzz's overhead is without HCQ2,
   1.07 in bench/run.py), i.e. an HCQ2 campaign's rate at least tinygrad's HCQ2/plain ratio times the plain rate;
+- the same on the campaign's own programs (the six steps are not what a campaign runs: its programs realize more
+  schedules per call, and under HCQ2 each eager schedule is lowered anew): one process times `run_campaign`, another
+  the same drawn programs under TinyJit alone; planfuzz's overhead per engine is their ratio, and its share the HCQ2
+  overhead over the plain one (goal: at most 1, no more overhead under HCQ2 than without);
 - each HCQ2 replay mutant's seconds to kill from process start, in a fixed-seed CPU campaign of at most 150 examples
   (planner/engines/hcq2.py; goal: every one killed).
 With --emulated the same on tinygrad's emulated AMD GPU (HCQ2 there runs its runtime on the PYTHON device).
@@ -25,9 +29,12 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from tinygrad import Tensor  # noqa: E402
 
 from bench.run import campaign_rate, emulated_env, first_finding, summarize  # noqa: E402
 from planner.engines import hcq2, of_engine  # noqa: E402
@@ -88,6 +95,66 @@ def side_by_side(examples: int, seed: int, env: dict | None, runs: int) -> dict:
           "goal_hcq2_per_second": rates["plain"] / tinygrad_ratio}
 
 
+def same_programs(examples: int, seed: int, env: dict | None) -> dict:
+  """planfuzz's overhead over tinygrad alone on the very programs a campaign judges, per engine: one process runs
+  `run_campaign` (reference, target, oracle), another runs the same drawn programs under TinyJit alone, reading only
+  what each call returns, as a user's loop does; each in a fresh process after a first run filled the disk cache."""
+  def timed(code: str, engine: str) -> float:
+    cmd = [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(ROOT)!r}); from bench.hcq2 import *; {code}"]
+    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=engine_env(engine, env))
+    if out.returncode != 0: raise RuntimeError(f"{code} under {engine} failed: {out.stderr[-800:]}")
+    return float(out.stdout.split()[-1])
+  report: dict = {}
+  for engine in ("plain", "hcq2"):
+    timed(f"print(campaign_in_process({seed}, {examples}))", engine)  # fills the disk cache
+    campaign, alone = (timed(f"print({f}({seed}, {examples}))", engine) for f in ("campaign_in_process", "tinyjit_alone"))
+    report[engine] = {"campaign_s": campaign, "tinygrad_alone_s": alone, "overhead": campaign / alone}
+  report["tinygrad_ratio"] = report["hcq2"]["tinygrad_alone_s"] / report["plain"]["tinygrad_alone_s"]
+  report["campaign_ratio"] = report["hcq2"]["campaign_s"] / report["plain"]["campaign_s"]
+  report["planfuzz_share"] = report["campaign_ratio"] / report["tinygrad_ratio"]
+  return report
+
+
+def campaign_in_process(seed: int, examples: int) -> float:
+  """Seconds of a one-process tinyjit campaign (as bench/run.py's rate), its device opened first."""
+  from fuzz.campaign.run import run_campaign
+  from oracle.targets import Target
+  Tensor.ones(4).contiguous().realize()
+  start = time.perf_counter()
+  run_campaign(Target("tinyjit"), seed, examples, stop_at_finding=False)
+  return time.perf_counter() - start
+
+
+def tinyjit_alone(seed: int, examples: int, calls: int = 5) -> float:
+  """Seconds tinygrad alone takes on the programs `run_campaign` draws at this seed: each under TinyJit for the
+  campaign's calls with its drawn knobs and input mode, its eval step jitted beside it, a reset where it has one,
+  every returned tensor read; no reference, no oracle."""
+  from fuzz.campaign.run import for_each_drawn
+  from fuzz.gen.interpret import to_subject
+  from oracle.runs import InputTensors, jitted, returned_paths
+  from oracle.targets import Target
+  from planner import tg
+  wrap = Target("tinyjit").wrap
+
+  def alone(program: Any, mode: str, knobs: dict[str, int]) -> None:
+    with tg.knobs(knobs):
+      subject = to_subject(program)
+      step, call = jitted(subject, wrap)
+      evaluate = None if subject.evaluate is None else wrap(subject.evaluate, False)
+      inputs, ret = InputTensors(mode), None
+      try:
+        for k in range(calls):
+          if k == subject.reset: step.reset()
+          args = inputs(subject.inputs(k, ret))
+          ret = call(*args)
+          for _, t in returned_paths((ret, evaluate(*args) if evaluate else None)): t.numpy()
+      except Exception: pass  # a program tinygrad rejects costs what it ran, as in the campaign
+  Tensor.ones(4).contiguous().realize()
+  start = time.perf_counter()
+  for_each_drawn(seed, examples, None, alone)
+  return time.perf_counter() - start
+
+
 def kills(seeds: int, env: dict | None) -> dict:
   return {name: summarize([first_finding(None, "tinyjit", None, s, KILL_BUDGET, name, engine_env("hcq2", env)) for s in range(seeds)])
           for name in of_engine("hcq2")}
@@ -99,12 +166,13 @@ def main() -> None:
   ap.add_argument("--seed", type=int, default=0)
   ap.add_argument("--seeds", type=int, default=2, help="seeds per mutant kill")
   ap.add_argument("--runs", type=int, default=3, help="tinygrad-alone runs per engine (median)")
-  ap.add_argument("--skip", nargs="*", default=[], choices=["rates", "mutants"])
+  ap.add_argument("--skip", nargs="*", default=[], choices=["rates", "programs", "mutants"])
   ap.add_argument("--emulated", action="store_true", help="on tinygrad's emulated AMD GPU instead of the CPU")
   args = ap.parse_args()
   env = emulated_env() if args.emulated else None
   start, report = time.perf_counter(), {"device": "emulated AMD" if args.emulated else "CPU"}
   if "rates" not in args.skip: report["side_by_side"] = side_by_side(args.examples, args.seed, env, args.runs)
+  if "programs" not in args.skip: report["same_programs"] = same_programs(args.examples, args.seed, env)
   if "mutants" not in args.skip: report["hcq2_mutants"] = kills(args.seeds, env)
   report["seconds"] = time.perf_counter() - start
   print(json.dumps(report, indent=1, default=str))
@@ -114,6 +182,11 @@ def main() -> None:
     print(f"planfuzz campaign: plain {s['campaign_per_second']['plain']:.2f}/s, hcq2 {s['campaign_per_second']['hcq2']:.2f}/s: "
           f"HCQ2 costs the campaign {s['campaign_ratio']:.2f}x; planfuzz's own share {s['planfuzz_share']:.2f} (goal <= 1.07: "
           f"hcq2 >= {s['goal_hcq2_per_second']:.2f}/s)")
+  if (p := report.get("same_programs")) is not None:
+    print(f"on the campaign's own programs, one process: tinygrad alone plain {p['plain']['tinygrad_alone_s']:.1f}s, hcq2 "
+          f"{p['hcq2']['tinygrad_alone_s']:.1f}s ({p['tinygrad_ratio']:.2f}x); campaign plain {p['plain']['campaign_s']:.1f}s, hcq2 "
+          f"{p['hcq2']['campaign_s']:.1f}s ({p['campaign_ratio']:.2f}x); planfuzz's overhead plain {p['plain']['overhead']:.2f}, "
+          f"hcq2 {p['hcq2']['overhead']:.2f}: share {p['planfuzz_share']:.2f} (goal <= 1: no more overhead under HCQ2)")
   for name, m in report.get("hcq2_mutants", {}).items():
     print(f"hcq2 mutant {name}: {m['killed']} killed, median {m['median_s']:.1f}s / max {m['max_s']:.1f}s, "
           f"median {m['median_examples']} examples (budget {KILL_BUDGET})")

@@ -12,9 +12,11 @@ import pytest
 from tinygrad import Context
 
 from fuzz.campaign.example import run_example
-from fuzz.campaign.run import run_campaign
+from fuzz.campaign.outcome import Outcome
+from fuzz.campaign.run import for_each_drawn, run_campaign
 from fuzz.gen.printer import to_script
 from fuzz.gen.program import Backward, Leaf, Op, Program
+from oracle.compare import Verdict
 from oracle.runs import SAME_BUFFER
 from oracle.targets import Target
 from planner.mutants import MUTANTS
@@ -27,6 +29,23 @@ THROUGH_SECOND = Program(params=(Leaf("p0", (8, 8), seed=1),), inputs=(Leaf("x0"
                                Op("scale", ("v5", 2.0), "v6")),
                          backward=(Backward("v6"),), returns="v6", realize_grads=True)
 CLEAN_BUDGET, MUTANT_BUDGET, CORRECT_BUDGET, ADVISORY_BUDGET, HCQ2_BUDGET = 40, 300, 12, 12, 4
+
+
+def test_the_programs_drawn_are_the_campaigns_own(monkeypatch) -> None:
+  """bench/hcq2.py times tinygrad alone on `for_each_drawn`'s programs: they must be the ones `run_campaign` judges at
+  that seed, in its order (drawing only: each example is recorded, not run)."""
+  judged: list = []
+
+  def record(program: Program, target: Target, calls: int, mode: str) -> Outcome:
+    judged.append((program, mode))
+    return Outcome(Verdict())
+  monkeypatch.setattr("fuzz.campaign.run.run_example", record)
+  run_campaign(Target("tinyjit"), 3, 6, stop_at_finding=False)
+  drawn: list = []
+  for_each_drawn(3, 6, None, lambda program, mode, knobs: drawn.append((program, mode)))
+  other: list = []
+  for_each_drawn(4, 6, None, lambda program, mode, knobs: other.append((program, mode)))
+  assert len(judged) == 6 and drawn == judged and other != judged
 
 
 @pytest.mark.slow

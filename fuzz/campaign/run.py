@@ -8,6 +8,7 @@ shrinking and a report; `pytest fuzz/` is it under pytest's plugin.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
@@ -47,12 +48,7 @@ def run_campaign(target: Target | tuple[Target, ...], seed_value: int, examples:
   the stats then count one example per target and program."""
   targets = (target,) if isinstance(target, Target) else tuple(target)
   result, start = Campaign(targets), time.perf_counter()
-  modes = st.just(mode) if mode is not None else st.sampled_from(MODES)
 
-  @seed(seed_value)
-  @settings(max_examples=examples, database=None, derandomize=False, deadline=None, phases=[Phase.generate],
-            suppress_health_check=list(HealthCheck))
-  @given(program=programs(), mode=modes, knobs=knob_settings())
   def example(program: Program, mode: str, knobs: dict[str, int]) -> None:
     if (stop_at_finding and result.found) or (time_budget is not None and time.perf_counter() - start > time_budget):
       return  # done: the remaining examples are only drawn (milliseconds), never run
@@ -63,5 +59,19 @@ def run_campaign(target: Target | tuple[Target, ...], seed_value: int, examples:
       if outcome.findings and result.found is None:
         result.found = Found(t, program, mode, outcome, result.stats.examples, time.perf_counter() - start)
 
-  example()
+  for_each_drawn(seed_value, examples, mode, example)
   return result
+
+
+def for_each_drawn(seed_value: int, examples: int, mode: str | None, body: Callable[[Program, str, dict[str, int]], None]) -> None:
+  """`body(program, mode, knobs)` for each of the examples a campaign of this seed draws, in its order: the bench runs
+  the very programs a campaign judged without the oracle, to time tinygrad alone on them."""
+  modes = st.just(mode) if mode is not None else st.sampled_from(MODES)
+
+  @seed(seed_value)
+  @settings(max_examples=examples, database=None, derandomize=False, deadline=None, phases=[Phase.generate],
+            suppress_health_check=list(HealthCheck))
+  @given(program=programs(), mode=modes, knobs=knob_settings())
+  def example(program: Program, mode: str, knobs: dict[str, int]) -> None: body(program, mode, knobs)
+
+  example()
