@@ -14,7 +14,8 @@ Figures, each engine in processes of its own (tinygrad reads HCQ2 at import):
 - the same on the campaign's own programs (the six steps are not what a campaign runs: its programs realize more
   schedules per call, and under HCQ2 each eager schedule is lowered anew): one process times `run_campaign`, another
   the same drawn programs under TinyJit alone; planfuzz's overhead per engine is their ratio, and its share the HCQ2
-  overhead over the plain one (goal: at most 1, no more overhead under HCQ2 than without);
+  overhead over the plain one (goal: at most 1, no more overhead under HCQ2 than without); beside it what one read of a
+  realized tensor costs per engine (the oracle reads every live tensor after every call);
 - each HCQ2 replay mutant's seconds to kill from process start, in a fixed-seed CPU campaign of at most 150 examples
   (planner/engines/hcq2.py; goal: every one killed).
 With --emulated the same on tinygrad's emulated AMD GPU (HCQ2 there runs its runtime on the PYTHON device).
@@ -108,7 +109,8 @@ def same_programs(examples: int, seed: int, env: dict | None) -> dict:
   for engine in ("plain", "hcq2"):
     timed(f"print(campaign_in_process({seed}, {examples}))", engine)  # fills the disk cache
     campaign, alone = (timed(f"print({f}({seed}, {examples}))", engine) for f in ("campaign_in_process", "tinyjit_alone"))
-    report[engine] = {"campaign_s": campaign, "tinygrad_alone_s": alone, "overhead": campaign / alone}
+    report[engine] = {"campaign_s": campaign, "tinygrad_alone_s": alone, "overhead": campaign / alone,
+                      "read_ms": timed("print(read_ms())", engine)}
   report["tinygrad_ratio"] = report["hcq2"]["tinygrad_alone_s"] / report["plain"]["tinygrad_alone_s"]
   report["campaign_ratio"] = report["hcq2"]["campaign_s"] / report["plain"]["campaign_s"]
   report["planfuzz_share"] = report["campaign_ratio"] / report["tinygrad_ratio"]
@@ -123,6 +125,17 @@ def campaign_in_process(seed: int, examples: int) -> float:
   start = time.perf_counter()
   run_campaign(Target("tinyjit"), seed, examples, stop_at_finding=False)
   return time.perf_counter() - start
+
+
+def read_ms(tensors: int = 50) -> float:
+  """Milliseconds one read (`.numpy()`) of a small realized tensor takes, warm: the oracle reads every live tensor
+  after every call, where a user's loop reads what it returns, so this is the engine's price of planfuzz's reads."""
+  import numpy as np
+  ts = [(Tensor(np.arange(64, dtype=np.float32)) * i + 1).realize() for i in range(tensors)]
+  for t in ts: t.numpy()
+  start = time.perf_counter()
+  for t in ts: t.numpy()
+  return (time.perf_counter() - start) / tensors * 1000
 
 
 def tinyjit_alone(seed: int, examples: int, calls: int = 5) -> float:
@@ -186,7 +199,8 @@ def main() -> None:
     print(f"on the campaign's own programs, one process: tinygrad alone plain {p['plain']['tinygrad_alone_s']:.1f}s, hcq2 "
           f"{p['hcq2']['tinygrad_alone_s']:.1f}s ({p['tinygrad_ratio']:.2f}x); campaign plain {p['plain']['campaign_s']:.1f}s, hcq2 "
           f"{p['hcq2']['campaign_s']:.1f}s ({p['campaign_ratio']:.2f}x); planfuzz's overhead plain {p['plain']['overhead']:.2f}, "
-          f"hcq2 {p['hcq2']['overhead']:.2f}: share {p['planfuzz_share']:.2f} (goal <= 1: no more overhead under HCQ2)")
+          f"hcq2 {p['hcq2']['overhead']:.2f}: share {p['planfuzz_share']:.2f} (goal <= 1: no more overhead under HCQ2); "
+          f"one read of a realized tensor: plain {p['plain']['read_ms']:.1f} ms, hcq2 {p['hcq2']['read_ms']:.1f} ms")
   for name, m in report.get("hcq2_mutants", {}).items():
     print(f"hcq2 mutant {name}: {m['killed']} killed, median {m['median_s']:.1f}s / max {m['max_s']:.1f}s, "
           f"median {m['median_examples']} examples (budget {KILL_BUDGET})")
