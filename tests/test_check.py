@@ -1,4 +1,9 @@
 """The whole judge on the #16571 step: static invariant 1 and the reference comparison both catch returned-only."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from tinygrad import Tensor
@@ -8,7 +13,10 @@ from oracle.poison import SENTINEL, poison_arenas
 from oracle.runs import SAME_BUFFER
 from oracle.targets import Target, TargetError
 from planner import PlannedJit, tg
+from planner.engines import hcq2
 from tests import programs
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -80,3 +88,14 @@ def test_blame_reruns_jit2_only_where_a_graph_can_batch() -> None:
   assert not tg.default_device_graphs() and stages(Target()) == ["planner", "prune"]
   assert stages(Target.for_mutant("reorder-dependent")) == ["planner", "graph", "prune"]
   with Context(DEV="NULL"): assert stages(Target("tinyjit")) == ["planner", "graph", "prune"]
+
+
+def test_blame_reruns_no_jit2_under_hcq2() -> None:
+  """Under HCQ2 a capture is one 'hcq' call, which no graph batches, so JIT=2 changes nothing even on a device with a
+  graph (NULL here): attribution leaves that rerun out (HCQ2 is a process's setting, so a process of its own)."""
+  code = ("from tinygrad import Context; from oracle.attribution import _stages; from oracle.targets import Target\n"
+          "with Context(DEV='NULL'): print([name for name, _ in _stages(Target('tinyjit'), pruned=True)])")
+  out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                       env={**os.environ, **hcq2.process_env(os.environ), "PYTHONPATH": str(ROOT)})
+  assert out.returncode == 0, out.stderr[-600:]
+  assert out.stdout.split("\n")[-2] == "['planner', 'prune']", out.stdout
