@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from fuzz.campaign.example_clock import MAX_STRETCH, ExampleClock
 from fuzz.campaign.hangs import CAPTURE_SLACK_S, FACTOR, REPLAY_SLACK_S, CallClock
 from fuzz.campaign.usage import EXIT_USAGE
 
@@ -91,3 +92,45 @@ def test_a_replay_mutant_of_ones_own_that_does_not_import_is_one_line() -> None:
   run = planfuzz("run", "--hcq2-mutant", "tests.no_such_module:hangs", "--examples", "1", "--db", "none", timeout=60)
   assert run.returncode == EXIT_USAGE and "replay mutant 'tests.no_such_module:hangs': module 'tests.no_such_module' does not import" \
     in run.stderr and "Traceback" not in run.stderr, run.stderr
+
+
+def test_the_example_clock_slows_while_the_machine_is_busier_than_its_cpus() -> None:
+  """A campaign beside other jobs gets a share of the machine: its deadlines count the wall at 1 / (load per CPU),
+  never slower than MAX_STRETCH, and exactly the wall's while the load is at or under the CPUs."""
+  wall, load = [0.0], [0.5]
+  clock = ExampleClock(wall=lambda: wall[0], load=lambda: load[0])
+  wall[0] = 100.0
+  assert clock.now() == 100.0 and clock.stretched() == ""
+  load[0], wall[0] = 2.0, 300.0  # twice as much runnable work as CPUs: 200 s of wall count 100
+  assert clock.now() == 200.0
+  load[0], wall[0] = 50.0, 400.0  # a machine swamped: a hang is still told, at most MAX_STRETCH times later
+  assert clock.now() == 200.0 + 100.0 / MAX_STRETCH
+  assert clock.stretched() == "400s on the wall, the machine busier than its CPUs"
+
+
+def test_a_starved_example_is_no_hang_and_a_hang_still_is() -> None:
+  """The pool's watch, on a worker that sleeps through its example: past --timeout on the wall while the machine is
+  three times oversubscribed it is no hang (the seed-33003 emulated run's false hang); once its clock passes the
+  timeout it is one, and says how long that was on the wall."""
+  import multiprocessing as mp
+  import time
+
+  from fuzz.campaign import workers
+  from fuzz.campaign.messages import Job, Started
+  from oracle.targets import Target
+  ctx, events = mp.get_context("spawn"), []
+  slot = workers._Slot.__new__(workers._Slot)  # a slot whose worker only sleeps: the pool's watch alone is under test
+  slot.job, slot.done, slot.finished, slot.retired = Job(Target(), None, 5, 1, None, 0, 0, "none"), 0, False, False
+  slot.proc = ctx.Process(target=time.sleep, args=(60,), daemon=True)
+  slot.proc.start()
+  slot.conn = ctx.Pipe(duplex=False)[0]
+  wall = [0.0]
+  slot.pending = workers.Pending(Started(0, None, "fresh", ()), 0.0, CallClock(), ExampleClock(wall=lambda: wall[0], load=lambda: 3.0))
+  wall[0] = 6.0  # 6 s on the wall at load 3: 2 s on the example's clock
+  assert slot.watch(ctx, events.append, timeout=5.0) is slot and slot.proc.is_alive() and not events
+  wall[0] = 18.0  # 6 s on its clock: a hang
+  slot.watch(ctx, events.append, timeout=5.0)
+  assert not slot.proc.is_alive() and len(events) == 1
+  why = events[0].outcome.findings[0].details["why"]
+  assert why.startswith("no result after 5s (before its first JIT call"), why
+  assert why.endswith("18s on the wall, the machine busier than its CPUs"), why

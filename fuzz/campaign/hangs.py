@@ -7,7 +7,8 @@ JITs each have one) and the reads of what they left, up to the first capture (it
 may return lazy tensors that only the oracle's reads realize, where a replay runs that work inside the call). A
 replay does the same work with nothing to compile; a step of a few milliseconds still gives it 15 s. A capture lowers
 and may compile what eager did not, so it gets the room of an eager call; eager calls (call 0, the call after a
-reset) are bounded by `--timeout` alone. A hang found so says which call hung and what it was allowed.
+reset) are bounded by `--timeout` alone. A hang found so says which call hung and what it was allowed. The times are
+the example's own clock (fuzz/campaign/example_clock.py), which a busy machine slows.
 """
 from __future__ import annotations
 

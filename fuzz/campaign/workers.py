@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from fuzz.campaign.example_clock import ExampleClock
 from fuzz.campaign.explore import example_key, explore
 from fuzz.campaign.hangs import CallClock
 from fuzz.campaign.messages import Calling, Event, Exited, Job, Result, Retired, ShrinkStep, Started
@@ -36,10 +37,12 @@ POLL_S = 0.2
 @dataclass
 class Pending:
   """The program a worker announced and has not finished: what the parent reports if the worker dies or hangs, and
-  the JIT call it is in (a call running past its budget is a hang: fuzz/campaign/hangs.py)."""
+  the JIT call it is in (a call running past its budget is a hang: fuzz/campaign/hangs.py), both timed on its
+  ExampleClock (the wall's, slowed while the machine is busier than its CPUs)."""
   started: Started
   at: float  # perf_counter when it was announced
   clock: CallClock = field(default_factory=CallClock)
+  timer: ExampleClock = field(default_factory=ExampleClock)
 
 
 def _worker(job: Job, conn: Any) -> None:
@@ -75,6 +78,11 @@ def _death(exitcode: int | None) -> str:
   return f"exited with status {exitcode}"
 
 
+def _hang(why: str, timer: ExampleClock) -> str:
+  """A hang's message, with the wall's seconds where the example's clock ran slower (a busy machine)."""
+  return f"{why}, {wall}" if (wall := timer.stretched()) else why
+
+
 def shares(examples: int, workers: int) -> list[int]:
   return [examples // workers + (i < examples % workers) for i in range(workers)]
 
@@ -100,8 +108,8 @@ class _Slot:
           self.pending = Pending(msg, time.perf_counter(), CallClock(getattr(msg.program, "reset", None)))
           self.history.append((msg.program, msg.mode, msg.knobs))
         elif isinstance(msg, Calling) and self.pending is not None:
-          if msg.done: self.pending.clock.end(time.perf_counter())
-          else: self.pending.clock.start(msg.jit, msg.call, time.perf_counter())
+          if msg.done: self.pending.clock.end(self.pending.timer.now())
+          else: self.pending.clock.start(msg.jit, msg.call, self.pending.timer.now())
         elif isinstance(msg, Result):
           self.pending, self.done = None, self.done + 1
           on_event(msg)
@@ -117,9 +125,9 @@ class _Slot:
   def watch(self, ctx: Any, on_event: Callable[[Event], None], timeout: float) -> _Slot:
     """This slot, or its replacement when the worker died or overran `timeout` on one program (reported as a finding,
     with the bug it was shrinking then, whose smallest program so far is kept)."""
-    now = time.perf_counter()
+    now = 0.0 if self.pending is None else self.pending.timer.now()
     overran = None if self.pending is None else self.pending.clock.overran(now)
-    hung = self.pending is not None and (now - self.pending.at > timeout or overran is not None)
+    hung = self.pending is not None and (now > timeout or overran is not None)
     if self.finished: return self.successor(ctx) if self.retired else self
     if self.proc.is_alive() and not hung: return self
     if hung: self.proc.kill()
@@ -128,7 +136,7 @@ class _Slot:
     if self.finished: return self
     p = self.pending or Pending(Started(self.job.worker, None, self.job.mode or "", ()), time.perf_counter())
     program, mode, knobs, shrinking = p.started.program, p.started.mode, p.started.knobs, p.started.shrinking
-    why = (overran or f"no result after {timeout:g}s ({p.clock.where(now)})") if hung else _death(self.proc.exitcode)
+    why = _hang(overran or f"no result after {timeout:g}s ({p.clock.where(now)})", p.timer) if hung else _death(self.proc.exitcode)
     details = {"worker": self.job.worker, "why": why} | ({"while_shrinking": str(shrinking)} if shrinking else {})
     finding = Finding(HANG if hung else CRASH, "worker", None, "run", details)
     on_event(Result(self.job.worker, program, mode, knobs, Outcome.of(Verdict(findings=[finding])), time.perf_counter() - p.at,
