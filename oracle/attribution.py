@@ -36,10 +36,11 @@ def persists(f: Finding, verdict: Verdict) -> bool:
 
 def _stages(target: Target, pruned: bool) -> list[tuple[str, Target]]:
   """The variants to rerun, one stage off in each. JIT=2 is left out where it changes nothing: tinygrad's splitter
-  batches nothing on a default device without a graph (the CPU), nor under HCQ2, where a capture is one 'hcq' call
-  (planner/engines/graph.py `active`), so that run would repeat the target's, at its cost."""
-  from planner.engines import graph
-  graphs = target.graph != "tinygrad" or graph.active()
+  batches nothing on a default device without a graph (the CPU), nor under HCQ2, where a capture is one 'hcq' call that
+  no graph runner takes (they take kernels and copies), so that run would repeat the target's, at its cost."""
+  from planner import tg
+  from planner.engines import hcq2
+  graphs = target.graph != "tinygrad" or (not hcq2.active() and tg.default_device_graphs())
   return [("planner", target.with_knobs(NO_MEMORY_PLANNER=1)), *([("graph", target.with_knobs(JIT=2))] if graphs else []),
           *([("prune", replace(target, prune=False))] if pruned else [])]
 
