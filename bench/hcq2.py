@@ -78,9 +78,14 @@ def engine_env(engine: str, env: dict | None) -> dict:
   return base | hcq2.process_env(base) if engine == "hcq2" else base
 
 
-def tinygrad_alone(engine: str, env: dict | None) -> float:
-  out = subprocess.run([sys.executable, "-c", ALONE], cwd=ROOT, capture_output=True, text=True, env=engine_env(engine, env), check=True)
+def seconds_of(code: str, engine: str, env: dict | None) -> float:
+  """The number `code` prints last, run by a fresh Python process on `engine`."""
+  out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, env=engine_env(engine, env))
+  if out.returncode != 0: raise RuntimeError(f"{code.strip().splitlines()[-1]} under {engine} failed: {out.stderr[-800:]}")
   return float(out.stdout.split()[-1])
+
+
+def tinygrad_alone(engine: str, env: dict | None) -> float: return seconds_of(ALONE, engine, env)
 
 
 def side_by_side(examples: int, seed: int, env: dict | None, runs: int) -> dict:
@@ -101,10 +106,7 @@ def same_programs(examples: int, seed: int, env: dict | None) -> dict:
   `run_campaign` (reference, target, oracle), another runs the same drawn programs under TinyJit alone, reading only
   what each call returns, as a user's loop does; each in a fresh process after a first run filled the disk cache."""
   def timed(code: str, engine: str) -> float:
-    cmd = [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(ROOT)!r}); from bench.hcq2 import *; {code}"]
-    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=engine_env(engine, env))
-    if out.returncode != 0: raise RuntimeError(f"{code} under {engine} failed: {out.stderr[-800:]}")
-    return float(out.stdout.split()[-1])
+    return seconds_of(f"import sys; sys.path.insert(0, {str(ROOT)!r}); from bench.hcq2 import *; {code}", engine, env)
   report: dict = {}
   for engine in ("plain", "hcq2"):
     timed(f"print(campaign_in_process({seed}, {examples}))", engine)  # fills the disk cache

@@ -125,7 +125,7 @@ def test_a_starved_example_is_no_hang_and_a_hang_still_is() -> None:
   slot.proc.start()
   slot.conn = ctx.Pipe(duplex=False)[0]
   wall = [0.0]
-  slot.pending = workers.Pending(Started(0, None, "fresh", ()), 0.0, CallClock(), ExampleClock(wall=lambda: wall[0], load=lambda: 3.0))
+  slot.pending = workers.Pending(Started(0, None, "fresh", ()), CallClock(), ExampleClock(wall=lambda: wall[0], load=lambda: 3.0))
   wall[0] = 6.0  # 6 s on the wall at load 3: 2 s on the example's clock
   assert slot.watch(ctx, events.append, timeout=5.0) is slot and slot.proc.is_alive() and not events
   wall[0] = 18.0  # 6 s on its clock: a hang

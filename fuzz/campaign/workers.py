@@ -40,9 +40,8 @@ class Pending:
   the JIT call it is in (a call running past its budget is a hang: fuzz/campaign/hangs.py), both timed on its
   ExampleClock (the wall's, slowed while the machine is busier than its CPUs)."""
   started: Started
-  at: float  # perf_counter when it was announced
   clock: CallClock = field(default_factory=CallClock)
-  timer: ExampleClock = field(default_factory=ExampleClock)
+  timer: ExampleClock = field(default_factory=ExampleClock)  # started when the program was announced
 
 
 def _worker(job: Job, conn: Any) -> None:
@@ -105,7 +104,7 @@ class _Slot:
       while not self.finished and self.conn.poll():
         msg = self.conn.recv()
         if isinstance(msg, Started):
-          self.pending = Pending(msg, time.perf_counter(), CallClock(getattr(msg.program, "reset", None)))
+          self.pending = Pending(msg, CallClock(getattr(msg.program, "reset", None)))
           self.history.append((msg.program, msg.mode, msg.knobs))
         elif isinstance(msg, Calling) and self.pending is not None:
           if msg.done: self.pending.clock.end(self.pending.timer.now())
@@ -134,12 +133,12 @@ class _Slot:
     self.proc.join(5)
     self.read(on_event)
     if self.finished: return self
-    p = self.pending or Pending(Started(self.job.worker, None, self.job.mode or "", ()), time.perf_counter())
+    p = self.pending or Pending(Started(self.job.worker, None, self.job.mode or "", ()))
     program, mode, knobs, shrinking = p.started.program, p.started.mode, p.started.knobs, p.started.shrinking
     why = _hang(overran or f"no result after {timeout:g}s ({p.clock.where(now)})", p.timer) if hung else _death(self.proc.exitcode)
     details = {"worker": self.job.worker, "why": why} | ({"while_shrinking": str(shrinking)} if shrinking else {})
     finding = Finding(HANG if hung else CRASH, "worker", None, "run", details)
-    on_event(Result(self.job.worker, program, mode, knobs, Outcome.of(Verdict(findings=[finding])), time.perf_counter() - p.at,
+    on_event(Result(self.job.worker, program, mode, knobs, Outcome.of(Verdict(findings=[finding])), p.timer.on_wall(),
                     shrinking=shrinking))
     self.finished = True
     left = self.job.examples - self.done - (shrinking is None)
