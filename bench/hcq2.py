@@ -78,11 +78,14 @@ def engine_env(engine: str, env: dict | None) -> dict:
   return base | hcq2.process_env(base) if engine == "hcq2" else base
 
 
-def seconds_of(code: str, engine: str, env: dict | None) -> float:
-  """The number `code` prints last, run by a fresh Python process on `engine`."""
+def result_of(code: str, engine: str, env: dict | None) -> Any:
+  """What `code` prints last (one JSON value), run by a fresh Python process on `engine`."""
   out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, env=engine_env(engine, env))
   if out.returncode != 0: raise RuntimeError(f"{code.strip().splitlines()[-1]} under {engine} failed: {out.stderr[-800:]}")
-  return float(out.stdout.split()[-1])
+  return json.loads(out.stdout.splitlines()[-1])
+
+
+def seconds_of(code: str, engine: str, env: dict | None) -> float: return float(result_of(code, engine, env))
 
 
 def tinygrad_alone(engine: str, env: dict | None) -> float: return seconds_of(ALONE, engine, env)
@@ -101,32 +104,47 @@ def side_by_side(examples: int, seed: int, env: dict | None, runs: int) -> dict:
           "goal_hcq2_per_second": rates["plain"] / tinygrad_ratio}
 
 
-def same_programs(examples: int, seed: int, env: dict | None) -> dict:
+def same_programs(examples: int, seeds: list[int], env: dict | None) -> dict:
   """planfuzz's overhead over tinygrad alone on the very programs a campaign judges, per engine: one process runs
   `run_campaign` (reference, target, oracle), another runs the same drawn programs under TinyJit alone, reading only
-  what each call returns, as a user's loop does; each in a fresh process after a first run filled the disk cache."""
-  def timed(code: str, engine: str) -> float:
-    return seconds_of(f"import sys; sys.path.insert(0, {str(ROOT)!r}); from bench.hcq2 import *; {code}", engine, env)
-  report: dict = {}
+  what each call returns, as a user's loop does; each in a fresh process after a first run filled the disk cache. One
+  sample of `examples` per seed, summed: a sample whose campaign the emulator stopped on either engine (its device
+  broke: fuzz/campaign/run.py) is left out of both, with why. Every process is told the device's usable dtypes, probed
+  once here, as `planfuzz run` tells its workers (a probe is a kernel compiled and run, seconds under HCQ2)."""
+  env = (env or {}) | result_of("from fuzz.gen.features.dtypes import DTYPES; from planner import tg; import json; "
+                                "print(json.dumps(tg.probed_env(DTYPES)))", "plain", env)
+
+  def timed(code: str, engine: str) -> Any:
+    return result_of(f"import sys, json; sys.path.insert(0, {str(ROOT)!r}); from bench.hcq2 import *; {code}", engine, env)
+  report: dict = {"samples": {}, "left_out": {}}
+  for s in seeds:
+    sample: dict = {}
+    for engine in ("plain", "hcq2"):
+      timed(f"print(json.dumps(campaign_in_process({s}, {examples})))", engine)  # fills the disk cache
+      campaign = timed(f"print(json.dumps(campaign_in_process({s}, {examples})))", engine)
+      if campaign["stopped"]:
+        report["left_out"][s] = f"{engine}: {campaign['stopped']}"
+        break
+      sample[engine] = {"campaign_s": campaign["seconds"], "tinygrad_alone_s": timed(f"print(tinyjit_alone({s}, {examples}))", engine)}
+    else: report["samples"][s] = sample
   for engine in ("plain", "hcq2"):
-    timed(f"print(campaign_in_process({seed}, {examples}))", engine)  # fills the disk cache
-    campaign, alone = (timed(f"print({f}({seed}, {examples}))", engine) for f in ("campaign_in_process", "tinyjit_alone"))
-    report[engine] = {"campaign_s": campaign, "tinygrad_alone_s": alone, "overhead": campaign / alone,
-                      "read_ms": timed("print(read_ms())", engine)}
+    total = {k: sum(v[engine][k] for v in report["samples"].values()) for k in ("campaign_s", "tinygrad_alone_s")}
+    report[engine] = total | {"overhead": total["campaign_s"] / total["tinygrad_alone_s"], "read_ms": timed("print(read_ms())", engine)}
   report["tinygrad_ratio"] = report["hcq2"]["tinygrad_alone_s"] / report["plain"]["tinygrad_alone_s"]
   report["campaign_ratio"] = report["hcq2"]["campaign_s"] / report["plain"]["campaign_s"]
   report["planfuzz_share"] = report["campaign_ratio"] / report["tinygrad_ratio"]
   return report
 
 
-def campaign_in_process(seed: int, examples: int) -> float:
-  """Seconds of a one-process tinyjit campaign (as bench/run.py's rate), its device opened first."""
+def campaign_in_process(seed: int, examples: int) -> dict:
+  """Seconds of a one-process tinyjit campaign (as bench/run.py's rate), its device opened first, and why it stopped
+  short (the emulated device broke), if it did."""
   from fuzz.campaign.run import run_campaign
   from oracle.targets import Target
   Tensor.ones(4).contiguous().realize()
   start = time.perf_counter()
-  run_campaign(Target("tinyjit"), seed, examples, stop_at_finding=False)
-  return time.perf_counter() - start
+  c = run_campaign(Target("tinyjit"), seed, examples, stop_at_finding=False)
+  return {"seconds": time.perf_counter() - start, "stopped": c.stopped}
 
 
 def read_ms(tensors: int = 50) -> float:
@@ -179,6 +197,8 @@ def main() -> None:
   ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   ap.add_argument("--examples", type=int, default=40, help="examples of each engine's rate campaign")
   ap.add_argument("--seed", type=int, default=0)
+  ap.add_argument("--samples", type=int, default=1, help="samples of --examples programs each, at seeds --seed, --seed + 1, ..., "
+                  "for the campaign's-own-programs figure")
   ap.add_argument("--seeds", type=int, default=2, help="seeds per mutant kill")
   ap.add_argument("--runs", type=int, default=3, help="tinygrad-alone runs per engine (median)")
   ap.add_argument("--skip", nargs="*", default=[], choices=["rates", "programs", "mutants"])
@@ -187,7 +207,8 @@ def main() -> None:
   env = emulated_env() if args.emulated else None
   start, report = time.perf_counter(), {"device": "emulated AMD" if args.emulated else "CPU"}
   if "rates" not in args.skip: report["side_by_side"] = side_by_side(args.examples, args.seed, env, args.runs)
-  if "programs" not in args.skip: report["same_programs"] = same_programs(args.examples, args.seed, env)
+  if "programs" not in args.skip:
+    report["same_programs"] = same_programs(args.examples, list(range(args.seed, args.seed + args.samples)), env)
   if "mutants" not in args.skip: report["hcq2_mutants"] = kills(args.seeds, env)
   report["seconds"] = time.perf_counter() - start
   print(json.dumps(report, indent=1, default=str))
@@ -198,7 +219,9 @@ def main() -> None:
           f"HCQ2 costs the campaign {s['campaign_ratio']:.2f}x; planfuzz's own share {s['planfuzz_share']:.2f} (goal <= 1.07: "
           f"hcq2 >= {s['goal_hcq2_per_second']:.2f}/s)")
   if (p := report.get("same_programs")) is not None:
-    print(f"on the campaign's own programs, one process: tinygrad alone plain {p['plain']['tinygrad_alone_s']:.1f}s, hcq2 "
+    kept = f"{len(p['samples'])} samples of {args.examples}"
+    kept += f", {len(p['left_out'])} left out (the emulator broke)" if p["left_out"] else ""
+    print(f"on the campaign's own programs ({kept}), one process each: tinygrad alone plain {p['plain']['tinygrad_alone_s']:.1f}s, hcq2 "
           f"{p['hcq2']['tinygrad_alone_s']:.1f}s ({p['tinygrad_ratio']:.2f}x); campaign plain {p['plain']['campaign_s']:.1f}s, hcq2 "
           f"{p['hcq2']['campaign_s']:.1f}s ({p['campaign_ratio']:.2f}x); planfuzz's overhead plain {p['plain']['overhead']:.2f}, "
           f"hcq2 {p['hcq2']['overhead']:.2f}: share {p['planfuzz_share']:.2f} (goal <= 1: no more overhead under HCQ2); "

@@ -31,6 +31,26 @@ THROUGH_SECOND = Program(params=(Leaf("p0", (8, 8), seed=1),), inputs=(Leaf("x0"
 CLEAN_BUDGET, MUTANT_BUDGET, CORRECT_BUDGET, ADVISORY_BUDGET, HCQ2_BUDGET = 40, 300, 12, 12, 4
 
 
+def test_a_campaign_stops_where_the_emulator_breaks(monkeypatch) -> None:
+  """An error inside tinygrad's GPU emulator ends an in-process campaign as a rejection, as a worker retires (its device
+  may stay broken); any other error of the oracle's still escapes."""
+  def failing(error: BaseException, at: int):
+    calls: list = []
+
+    def run(program: Program, target: Target, calls_: int, mode: str) -> Outcome:
+      calls.append(program)
+      if len(calls) >= at: raise RuntimeError("while reading a kept tensor") from error
+      return Outcome(Verdict())
+    return run, calls
+  run, ran = failing(RuntimeError("[emu] no such instruction: v_foo"), 2)
+  monkeypatch.setattr("fuzz.campaign.run.run_example", run)
+  c = run_campaign(Target("tinyjit"), 3, 6, stop_at_finding=False)
+  assert len(ran) == 2 and c.stats.examples == 2 and c.stopped.startswith("emulator: ") and sum(c.stats.rejected.values()) == 1
+  run, ran = failing(KeyError("an oracle's own bug"), 1)
+  monkeypatch.setattr("fuzz.campaign.run.run_example", run)
+  with pytest.raises(RuntimeError, match="kept tensor"): run_campaign(Target("tinyjit"), 3, 6, stop_at_finding=False)
+
+
 def test_the_programs_drawn_are_the_campaigns_own(monkeypatch) -> None:
   """bench/hcq2.py times tinygrad alone on `for_each_drawn`'s programs: they must be the ones `run_campaign` judges at
   that seed, in its order (drawing only: each example is recorded, not run)."""

@@ -19,6 +19,8 @@ from fuzz.campaign.outcome import Outcome
 from fuzz.campaign.stats import Stats
 from fuzz.gen.program import Program
 from fuzz.gen.strategies import knob_settings, programs
+from oracle.compare import Verdict, rejection
+from oracle.device import emulator_failure
 from oracle.runs import MODES
 from oracle.targets import Target
 
@@ -38,6 +40,7 @@ class Campaign:
   targets: tuple[Target, ...]
   stats: Stats = field(default_factory=Stats)
   found: Found | None = None
+  stopped: str | None = None  # why it ran no more examples before its count: the emulated device broke
 
 
 def run_campaign(target: Target | tuple[Target, ...], seed_value: int, examples: int, calls: int = 5, mode: str | None = None,
@@ -45,17 +48,22 @@ def run_campaign(target: Target | tuple[Target, ...], seed_value: int, examples:
   """Run generated programs through `target` next to the oracle; `mode` None draws the input mode per example.
 
   Several targets check every program against one reference run (the eager reference is most of an example's cost);
-  the stats then count one example per target and program."""
+  the stats then count one example per target and program. An error inside tinygrad's GPU emulator ends the campaign
+  as a worker retires (`stopped` says why; that example counts as rejected): the emulated device may stay broken."""
   targets = (target,) if isinstance(target, Target) else tuple(target)
   result, start = Campaign(targets), time.perf_counter()
 
   def example(program: Program, mode: str, knobs: dict[str, int]) -> None:
-    if (stop_at_finding and result.found) or (time_budget is not None and time.perf_counter() - start > time_budget):
+    if (stop_at_finding and result.found) or result.stopped or (time_budget is not None and time.perf_counter() - start > time_budget):
       return  # done: the remaining examples are only drawn (milliseconds), never run
     for t in targets:
       t0 = time.perf_counter()
-      outcome = run_example(program, under_knobs(t, knobs), calls, mode)
+      try: outcome = run_example(program, under_knobs(t, knobs), calls, mode)
+      except Exception as e:  # the emulator's limit, as a worker classes it; its device may stay broken, so stop here
+        if not emulator_failure(e): raise
+        outcome, result.stopped = Outcome.of(Verdict(rejected=rejection(e))), rejection(e)
       result.stats.record(outcome, time.perf_counter() - t0, program=program)
+      if result.stopped: return
       if outcome.findings and result.found is None:
         result.found = Found(t, program, mode, outcome, result.stats.examples, time.perf_counter() - start)
 
