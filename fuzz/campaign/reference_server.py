@@ -6,7 +6,9 @@ inputs' buffers in its cache key): the reference took half of an HCQ2 worker's t
 the replay engine (the same kernels run on the same device), so an HCQ2 worker asks a long-lived helper process
 without HCQ2 for them: the JIT under test still runs with HCQ2, and an eager difference of HCQ2's own still shows in
 attribution's in-process eager rerun (blamed on `eager`). Should the helper fail, the worker computes the reference
-itself.
+itself. With each reference the helper hands over the kernels it compiled for it (planner/engines/hcq2.py
+`programs_since`): in a plain worker the reference's compiles serve the target run of the same program, and without
+them an HCQ2 worker compiled every kernel a second time.
 """
 from __future__ import annotations
 
@@ -47,10 +49,12 @@ class ReferenceServer:
     """The reference trace of `program`, or None when the helper cannot give it (it died, or the answer is no trace)."""
     try:
       send(self.proc.stdin, (program, mode, calls))
-      return receive(self.proc.stdout)
+      trace, programs = receive(self.proc.stdout)
     except (OSError, EOFError, pickle.PickleError):
       self.proc.kill()
       return None
+    hcq2.adopt_programs(programs)
+    return trace
 
 
 _SERVER: list[ReferenceServer] = []
@@ -65,21 +69,22 @@ def reference_without_hcq2(program: Any, mode: str, calls: int) -> Any | None:
 
 
 def serve() -> None:
-  """The helper's loop: a (program, mode, calls) in, its reference trace out (its error made plain where it does not
-  pickle), until the pipe closes."""
+  """The helper's loop: a (program, mode, calls) in, its reference trace (its error made plain where it does not pickle)
+  and the kernels compiled since the last answer out, until the pipe closes."""
   from dataclasses import replace
 
   from fuzz.gen.interpret import to_subject
   from oracle.runs import reference
   inp, out = sys.stdin.buffer, sys.stdout.buffer
   sys.stdout = sys.stderr  # anything printed goes to stderr, never into the pipe
+  sent: set = set()
   while True:
     try: program, mode, calls = receive(inp)
     except EOFError: return
     trace = replace(reference(functools.partial(to_subject, program), calls, mode), jit=None)
-    try: send(out, trace)  # pickled whole before anything is written, so a failure leaves the pipe clean
-    except Exception: send(out, replace(trace, calls=[c if c.error is None else replace(c, error=RuntimeError(repr(c.error)))
-                                                      for c in trace.calls]))
+    try: send(out, (trace, hcq2.programs_since(sent)))  # pickled whole before anything is written: a failure leaves the pipe clean
+    except Exception: send(out, (replace(trace, calls=[c if c.error is None else replace(c, error=RuntimeError(repr(c.error)))
+                                                       for c in trace.calls]), {}))
 
 
 if __name__ == "__main__":
