@@ -82,7 +82,9 @@ def result_of(code: str, engine: str, env: dict | None) -> Any:
   """What `code` prints last (one JSON value), run by a fresh Python process on `engine`."""
   out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, env=engine_env(engine, env))
   if out.returncode != 0: raise RuntimeError(f"{code.strip().splitlines()[-1]} under {engine} failed: {out.stderr[-800:]}")
-  return json.loads(out.stdout.splitlines()[-1])
+  try: return json.loads(out.stdout.splitlines()[-1])
+  except (IndexError, json.JSONDecodeError):
+    raise RuntimeError(f"{code.strip().splitlines()[-1]} under {engine} printed no JSON last: {out.stdout[-400:]!r}") from None
 
 
 def seconds_of(code: str, engine: str, env: dict | None) -> float: return float(result_of(code, engine, env))
@@ -127,6 +129,7 @@ def same_programs(examples: int, seeds: list[int], env: dict | None) -> dict:
         break
       sample[engine] = {"campaign_s": campaign["seconds"], "tinygrad_alone_s": timed(f"print(tinyjit_alone({s}, {examples}))", engine)}
     else: report["samples"][s] = sample
+  if not report["samples"]: return report  # the emulator broke every sample: nothing to compare
   for engine in ("plain", "hcq2"):
     total = {k: sum(v[engine][k] for v in report["samples"].values()) for k in ("campaign_s", "tinygrad_alone_s")}
     report[engine] = total | {"overhead": total["campaign_s"] / total["tinygrad_alone_s"], "read_ms": timed("print(read_ms())", engine)}
@@ -218,7 +221,10 @@ def main() -> None:
     print(f"planfuzz campaign: plain {s['campaign_per_second']['plain']:.2f}/s, hcq2 {s['campaign_per_second']['hcq2']:.2f}/s: "
           f"HCQ2 costs the campaign {s['campaign_ratio']:.2f}x; planfuzz's own share {s['planfuzz_share']:.2f} (goal <= 1.07: "
           f"hcq2 >= {s['goal_hcq2_per_second']:.2f}/s)")
-  if (p := report.get("same_programs")) is not None:
+  p = report.get("same_programs")
+  if p is not None and not p["samples"]:
+    print(f"on the campaign's own programs: every sample left out, the emulator broke: {p['left_out']}")
+  elif p is not None:
     kept = f"{len(p['samples'])} samples of {args.examples}"
     kept += f", {len(p['left_out'])} left out (the emulator broke)" if p["left_out"] else ""
     print(f"on the campaign's own programs ({kept}), one process each: tinygrad alone plain {p['plain']['tinygrad_alone_s']:.1f}s, hcq2 "

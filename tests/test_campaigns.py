@@ -32,20 +32,23 @@ CLEAN_BUDGET, MUTANT_BUDGET, CORRECT_BUDGET, ADVISORY_BUDGET, HCQ2_BUDGET = 40, 
 
 
 def test_a_campaign_stops_where_the_emulator_breaks(monkeypatch) -> None:
-  """An error inside tinygrad's GPU emulator ends an in-process campaign as a rejection, as a worker retires (its device
-  may stay broken); any other error of the oracle's still escapes."""
-  def failing(error: BaseException, at: int):
+  """An example after which the emulated device may be broken ends an in-process campaign, as it retires a worker:
+  an error inside tinygrad's GPU emulator raised, or told as the example's rejection; any other error of the oracle's
+  still escapes."""
+  def failing(error: BaseException | None, at: int):
     calls: list = []
 
     def run(program: Program, target: Target, calls_: int, mode: str) -> Outcome:
       calls.append(program)
-      if len(calls) >= at: raise RuntimeError("while reading a kept tensor") from error
-      return Outcome(Verdict())
+      if len(calls) < at: return Outcome(Verdict())
+      if error is None: return Outcome.of(Verdict(rejected="emulator: Wait timeout: 30000 ms"))
+      raise RuntimeError("while reading a kept tensor") from error
     return run, calls
-  run, ran = failing(RuntimeError("[emu] no such instruction: v_foo"), 2)
-  monkeypatch.setattr("fuzz.campaign.run.run_example", run)
-  c = run_campaign(Target("tinyjit"), 3, 6, stop_at_finding=False)
-  assert len(ran) == 2 and c.stats.examples == 2 and c.stopped.startswith("emulator: ") and sum(c.stats.rejected.values()) == 1
+  for error in (RuntimeError("[emu] no such instruction: v_foo"), None):
+    run, ran = failing(error, 2)
+    monkeypatch.setattr("fuzz.campaign.run.run_example", run)
+    c = run_campaign(Target("tinyjit"), 3, 6, stop_at_finding=False)
+    assert len(ran) == 2 and c.stats.examples == 2 and "emulated device stopped" in c.stopped and sum(c.stats.rejected.values()) == 1
   run, ran = failing(KeyError("an oracle's own bug"), 1)
   monkeypatch.setattr("fuzz.campaign.run.run_example", run)
   with pytest.raises(RuntimeError, match="kept tensor"): run_campaign(Target("tinyjit"), 3, 6, stop_at_finding=False)

@@ -42,37 +42,40 @@ def test_without_hcq2_there_is_no_helper() -> None:
   assert "HCQ2" not in os.environ and reference_without_hcq2(FED_BACK, "fresh", 5) is None
 
 
-# in a process running HCQ2: the kernels a program's target run compiles itself, with the helper's handed over or not
+# in a process running HCQ2: the kernels a program's target run compiles itself, with the helper's handed over or not,
+# and a digest of every value the target run's snapshots read
 COMPILED = """
-import sys
+import hashlib, sys
 from fuzz.campaign import reference_server
 from fuzz.gen.interpret import to_subject
 from oracle.runs import SAME_BUFFER, run
 from oracle.targets import Target
-from planner.engines import hcq2
+from planner import kernel_cache
 from tests.test_campaigns import THROUGH_SECOND
 handed: dict = {}
-adopt = hcq2.adopt_programs
-def keep(programs): handed.update(programs); sys.argv[1] == "adopt" and adopt(programs)
-reference_server.hcq2.adopt_programs = keep
+adopt = kernel_cache.adopt
+def keep(kernels): handed.update(kernels); sys.argv[1] == "adopt" and adopt(kernels)
+reference_server.kernel_cache.adopt = keep
 assert reference_server.reference_without_hcq2(THROUGH_SECOND, SAME_BUFFER, 5) is not None
-before = set(hcq2.programs_since(set()))
+before = set(kernel_cache.compiled_since(set()))
 trace = run(lambda: to_subject(THROUGH_SECOND), Target("tinyjit").wrap, 5, SAME_BUFFER)
 assert trace.error is None, trace.error
-compiled = set(hcq2.programs_since(before))
-print(len(handed), len(compiled), len(compiled & set(handed)))
+compiled = set(kernel_cache.compiled_since(before))
+digest = hashlib.sha256(b"".join(c.values[p].tobytes() for c in trace.calls for p in sorted(c.values))).hexdigest()
+print(len(handed), len(compiled), len(compiled & set(handed)), digest)
 """
 
 
 def test_an_hcq2_worker_compiles_no_kernel_its_helper_compiled() -> None:
   """The helper hands over the kernels it compiled for a reference, so the worker's target run of that program compiles
-  only what the reference did not: without them it compiled every one again."""
+  only what the reference did not (without them it compiled every one again), and reads the same values."""
   env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")} | {"HCQ2": "1"}
-  counts = {}
+  runs = {}
   for how in ("adopt", "drop"):
     out = subprocess.run([sys.executable, "-c", COMPILED, how], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
-    counts[how] = tuple(map(int, out.stdout.split()[-3:]))
-  handed, compiled, again = counts["adopt"]
-  assert handed >= 3 and again == 0, counts
-  assert counts["drop"][2] >= 3 and counts["drop"][1] > compiled, counts
+    *counts, digest = out.stdout.split()[-4:]
+    runs[how] = (*map(int, counts), digest)
+  (handed, compiled, _, adopted), (dropped, compiled_alone, again, alone) = runs["adopt"], runs["drop"]
+  assert handed == dropped >= 3 and again == handed and compiled == compiled_alone - handed, runs
+  assert adopted == alone, runs

@@ -5,10 +5,10 @@ and under HCQ2 tinygrad lowers every eager schedule into an 'hcq' call anew (`hc
 inputs' buffers in its cache key): the reference took half of an HCQ2 worker's time. Eager results do not depend on
 the replay engine (the same kernels run on the same device), so an HCQ2 worker asks a long-lived helper process
 without HCQ2 for them: the JIT under test still runs with HCQ2, and an eager difference of HCQ2's own still shows in
-attribution's in-process eager rerun (blamed on `eager`). Should the helper fail, the worker computes the reference
-itself. With each reference the helper hands over the kernels it compiled for it (planner/engines/hcq2.py
-`programs_since`): in a plain worker the reference's compiles serve the target run of the same program, and without
-them an HCQ2 worker compiled every kernel a second time.
+attribution's in-process eager rerun (blamed on `eager`: a difference in how HCQ2 runs kernels; both processes
+compile them alike, see below). Should the helper fail, the worker computes the reference itself. With each reference
+the helper hands over the kernels it compiled for it (planner/kernel_cache.py): in a plain worker the reference's
+compiles serve the target run of the same program, and without them an HCQ2 worker compiled every kernel again.
 """
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from planner import kernel_cache
 from planner.engines import hcq2
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,11 +50,12 @@ class ReferenceServer:
     """The reference trace of `program`, or None when the helper cannot give it (it died, or the answer is no trace)."""
     try:
       send(self.proc.stdin, (program, mode, calls))
-      trace, programs = receive(self.proc.stdout)
+      trace, kernels = receive(self.proc.stdout)
     except (OSError, EOFError, pickle.PickleError):
       self.proc.kill()
       return None
-    hcq2.adopt_programs(programs)
+    try: kernel_cache.adopt(pickle.loads(kernels))
+    except Exception: pass  # kernels that do not load cost only their compiles here, never the reference
     return trace
 
 
@@ -70,7 +72,8 @@ def reference_without_hcq2(program: Any, mode: str, calls: int) -> Any | None:
 
 def serve() -> None:
   """The helper's loop: a (program, mode, calls) in, its reference trace (its error made plain where it does not pickle)
-  and the kernels compiled since the last answer out, until the pipe closes."""
+  and the kernels compiled since the last answer (pickled apart: kernels that do not pickle are not handed over, and
+  leave the trace as it is) out, until the pipe closes."""
   from dataclasses import replace
 
   from fuzz.gen.interpret import to_subject
@@ -82,9 +85,13 @@ def serve() -> None:
     try: program, mode, calls = receive(inp)
     except EOFError: return
     trace = replace(reference(functools.partial(to_subject, program), calls, mode), jit=None)
-    try: send(out, (trace, hcq2.programs_since(sent)))  # pickled whole before anything is written: a failure leaves the pipe clean
+    compiled = kernel_cache.compiled_since(sent)
+    try: kernels = pickle.dumps(compiled)
+    except Exception: kernels = pickle.dumps({})
+    sent.update(compiled)
+    try: send(out, (trace, kernels))  # pickled whole before anything is written: a failure leaves the pipe clean
     except Exception: send(out, (replace(trace, calls=[c if c.error is None else replace(c, error=RuntimeError(repr(c.error)))
-                                                       for c in trace.calls]), {}))
+                                                       for c in trace.calls]), kernels))
 
 
 if __name__ == "__main__":

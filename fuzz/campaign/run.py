@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
+from fuzz.campaign import emulator
 from fuzz.campaign.example import run_example, under_knobs
 from fuzz.campaign.outcome import Outcome
 from fuzz.campaign.stats import Stats
@@ -48,8 +49,9 @@ def run_campaign(target: Target | tuple[Target, ...], seed_value: int, examples:
   """Run generated programs through `target` next to the oracle; `mode` None draws the input mode per example.
 
   Several targets check every program against one reference run (the eager reference is most of an example's cost);
-  the stats then count one example per target and program. An error inside tinygrad's GPU emulator ends the campaign
-  as a worker retires (`stopped` says why; that example counts as rejected): the emulated device may stay broken."""
+  the stats then count one example per target and program. An example after which the emulated device may be broken
+  (an error inside tinygrad's GPU emulator, raised or told as a rejection) ends the campaign, as it retires a worker
+  (`stopped` says why; that example counts as rejected)."""
   targets = (target,) if isinstance(target, Target) else tuple(target)
   result, start = Campaign(targets), time.perf_counter()
 
@@ -59,11 +61,12 @@ def run_campaign(target: Target | tuple[Target, ...], seed_value: int, examples:
     for t in targets:
       t0 = time.perf_counter()
       try: outcome = run_example(program, under_knobs(t, knobs), calls, mode)
-      except Exception as e:  # the emulator's limit, as a worker classes it; its device may stay broken, so stop here
+      except Exception as e:  # the emulator's limit, as a worker classes it
         if not emulator_failure(e): raise
-        outcome, result.stopped = Outcome.of(Verdict(rejected=rejection(e))), rejection(e)
+        outcome = Outcome.of(Verdict(rejected=rejection(e)))
       result.stats.record(outcome, time.perf_counter() - t0, program=program)
-      if result.stopped: return
+      result.stopped = emulator.unusable_after(outcome)
+      if result.stopped is not None: return
       if outcome.findings and result.found is None:
         result.found = Found(t, program, mode, outcome, result.stats.examples, time.perf_counter() - start)
 

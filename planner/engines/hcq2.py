@@ -210,32 +210,6 @@ def _same_kind(a: Any, b: Any) -> bool:
   return a.op is tg.Ops.BUFFER and b.op is tg.Ops.BUFFER and a.dtype == b.dtype and a.max_numel() == b.max_numel() and a.device == b.device
 
 
-# ---------- the reference helper's kernels, compiled once for both processes ----------
-
-def _program_cache() -> dict | None:
-  """tinygrad's in-process cache of compiled kernels (`codegen.to_program_cache`), or None where this tinygrad has none."""
-  cache = getattr(importlib.import_module("tinygrad.codegen"), "to_program_cache", None)
-  return cache if isinstance(cache, dict) else None
-
-
-def programs_since(sent: set) -> dict:
-  """The kernels this process compiled that are not in `sent` (which is updated): what the reference helper hands its
-  HCQ2 worker with each reference, so the worker's run of the same program does not compile them again, as a plain
-  worker's target run reuses what its in-process reference compiled (compiling them twice cost an emulated HCQ2
-  campaign a sixth of its time)."""
-  new = {k: v for k, v in (_program_cache() or {}).items() if k not in sent}
-  sent.update(new)
-  return new
-
-
-def adopt_programs(programs: dict) -> None:
-  """Kernels another process of this tinygrad compiled, into this process's cache. A key holds the kernel's AST, the
-  renderer's class and target and every codegen setting, so a kernel is reused only where this process would compile
-  that very kernel; what this process compiled itself stays."""
-  if (cache := _program_cache()) is not None:
-    for key, program in programs.items(): cache.setdefault(key, program)
-
-
 def available(device: str) -> bool:
   """Whether tinygrad 0.14.0 has an HCQ2 device of `device`'s kind here: the CPU device is one; AMD's is in a tinygrad
   checkout's extra/hcq2 (on the path with the emulator's files)."""
