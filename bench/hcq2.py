@@ -15,7 +15,9 @@ Figures, each engine in processes of its own (tinygrad reads HCQ2 at import):
   schedules per call, and under HCQ2 each eager schedule is lowered anew): one process times `run_campaign`, another
   the same drawn programs under TinyJit alone; planfuzz's overhead per engine is their ratio, and its share the HCQ2
   overhead over the plain one (goal: at most 1, no more overhead under HCQ2 than without); beside it what one read of a
-  realized tensor costs per engine (the oracle reads every live tensor after every call);
+  realized tensor costs per engine (the oracle reads every live tensor after every call), and the HCQ2 overhead's
+  floor: each program's reference from the helper without HCQ2, then tinygrad alone, and nothing else of the oracle's
+  (a plain campaign's reference warms its target run in-process; an HCQ2 one pays the reference beside a full run);
 - each HCQ2 replay mutant's seconds to kill from process start, in a fixed-seed CPU campaign of at most 150 examples
   (planner/engines/hcq2.py; goal: every one killed).
 With --emulated the same on tinygrad's emulated AMD GPU (HCQ2 there runs its runtime on the PYTHON device).
@@ -128,7 +130,9 @@ def same_programs(examples: int, seeds: list[int], env: dict | None) -> dict:
         report["left_out"][s] = f"{engine}: {campaign['stopped']}"
         break
       sample[engine] = {"campaign_s": campaign["seconds"], "tinygrad_alone_s": timed(f"print(tinyjit_alone({s}, {examples}))", engine)}
-    else: report["samples"][s] = sample
+    else:
+      sample["hcq2"]["floor_s"] = timed(f"print(tinyjit_alone({s}, {examples}, referenced=True))", "hcq2")
+      report["samples"][s] = sample
   if not report["samples"]: return report  # the emulator broke every sample: nothing to compare
   for engine in ("plain", "hcq2"):
     total = {k: sum(v[engine][k] for v in report["samples"].values()) for k in ("campaign_s", "tinygrad_alone_s")}
@@ -136,6 +140,8 @@ def same_programs(examples: int, seeds: list[int], env: dict | None) -> dict:
   report["tinygrad_ratio"] = report["hcq2"]["tinygrad_alone_s"] / report["plain"]["tinygrad_alone_s"]
   report["campaign_ratio"] = report["hcq2"]["campaign_s"] / report["plain"]["campaign_s"]
   report["planfuzz_share"] = report["campaign_ratio"] / report["tinygrad_ratio"]
+  floor = sum(v["hcq2"]["floor_s"] for v in report["samples"].values()) / report["hcq2"]["tinygrad_alone_s"]
+  report["hcq2"]["floor_overhead"], report["floor_share"] = floor, floor / report["plain"]["overhead"]
   return report
 
 
@@ -161,10 +167,14 @@ def read_ms(tensors: int = 50) -> float:
   return (time.perf_counter() - start) / tensors * 1000
 
 
-def tinyjit_alone(seed: int, examples: int, calls: int = 5) -> float:
+def tinyjit_alone(seed: int, examples: int, calls: int = 5, referenced: bool = False) -> float:
   """Seconds tinygrad alone takes on the programs `run_campaign` draws at this seed: each under TinyJit for the
   campaign's calls with its drawn knobs and input mode, its eval step jitted beside it, a reset where it has one,
-  every returned tensor read; no reference, no oracle."""
+  every returned tensor read; no reference, no oracle. `referenced` (an HCQ2 process): each program's reference
+  first, from the helper without HCQ2 with its kernels handed over, as an HCQ2 worker takes it: the floor of a
+  campaign that judges an HCQ2 run against a reference run without HCQ2 and does nothing else (no reads of what a
+  step keeps, no poison, no attribution)."""
+  from fuzz.campaign.reference_server import reference_without_hcq2
   from fuzz.campaign.run import for_each_drawn
   from fuzz.gen.interpret import to_subject
   from oracle.runs import InputTensors, jitted, returned_paths
@@ -173,6 +183,7 @@ def tinyjit_alone(seed: int, examples: int, calls: int = 5) -> float:
   wrap = Target("tinyjit").wrap
 
   def alone(program: Any, mode: str, knobs: dict[str, int]) -> None:
+    if referenced and reference_without_hcq2(program, mode, calls) is None: raise RuntimeError("no reference helper here")
     with tg.knobs(knobs):
       subject = to_subject(program)
       step, call = jitted(subject, wrap)
@@ -231,6 +242,8 @@ def main() -> None:
           f"{p['hcq2']['tinygrad_alone_s']:.1f}s ({p['tinygrad_ratio']:.2f}x); campaign plain {p['plain']['campaign_s']:.1f}s, hcq2 "
           f"{p['hcq2']['campaign_s']:.1f}s ({p['campaign_ratio']:.2f}x); planfuzz's overhead plain {p['plain']['overhead']:.2f}, "
           f"hcq2 {p['hcq2']['overhead']:.2f}: share {p['planfuzz_share']:.2f} (goal <= 1: no more overhead under HCQ2); "
+          f"floor of the HCQ2 overhead (its reference without HCQ2, then tinygrad alone; no other oracle work) "
+          f"{p['hcq2']['floor_overhead']:.2f}, share {p['floor_share']:.2f}; "
           f"one read of a realized tensor: plain {p['plain']['read_ms']:.1f} ms, hcq2 {p['hcq2']['read_ms']:.1f} ms")
   for name, m in report.get("hcq2_mutants", {}).items():
     print(f"hcq2 mutant {name}: {m['killed']} killed, median {m['median_s']:.1f}s / max {m['max_s']:.1f}s, "
