@@ -21,7 +21,8 @@ from typing import Any
 from tinygrad import Tensor
 
 from fuzz.campaign.outcome import Outcome
-from oracle.device import EMULATOR, emulated
+from oracle.compare import Verdict, rejection
+from oracle.device import EMULATOR, emulated, emulator_failure
 
 INSTRUCTION_BYTES = 16  # what the emulator reads at a pc to decode one instruction (its longest, with a literal)
 
@@ -56,6 +57,12 @@ def _untrack_freed(amd: Any) -> None:
       self.tracked_addresses[:] = [t for t in self.tracked_addresses if t[:2] != watched]
     return ret
   amd.AMDDriver.kfd_ioctl = kfd_ioctl
+
+
+def rejected(e: BaseException) -> Outcome | None:
+  """The outcome of an example whose run raised `e` inside tinygrad's GPU emulator (its limit: rejected), or None where
+  `e` is not the emulator's (then it is the oracle's own error)."""
+  return Outcome.of(Verdict(rejected=rejection(e))) if emulator_failure(e) else None
 
 
 def unusable_after(outcome: Outcome, planted: str | None = None) -> str | None:

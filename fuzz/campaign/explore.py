@@ -24,8 +24,7 @@ from fuzz.campaign.examples_db import open_database
 from fuzz.campaign.messages import Calling, Exited, Job, Knobs, Message, Result, Retired, ShrinkStep, Started
 from fuzz.campaign.outcome import ERROR, Outcome
 from fuzz.gen.strategies import knob_settings, programs
-from oracle.compare import Verdict, error_text, rejection
-from oracle.device import emulator_failure
+from oracle.compare import Verdict, error_text
 from oracle.findings import Finding
 from oracle.runs import MODES
 from oracle.signature import Signature
@@ -69,7 +68,7 @@ def worker_outcome(program: Any, target: Target, calls: int, mode: str, strict: 
   sink = lambda plan, live: captured.update(plan=plan, live=live)
   try: outcome = run_example(program, target, calls, mode, attribute=True, on_plan=sink, strict=strict)  # blaming reruns only for a finding
   except Exception as e:  # the emulated device broke under the oracle's own reads: the emulator's limit, not a finding
-    if emulator_failure(e): return Outcome.of(Verdict(rejected=rejection(e))), None
+    if (limit := emulator.rejected(e)) is not None: return limit, None
     return Outcome.of(Verdict(findings=[Finding(ERROR, "oracle", None, "check", {"error": error_text(e)})])), None
   if not outcome.findings or "plan" not in captured: return outcome, None
   try:

@@ -20,8 +20,6 @@ from fuzz.campaign.outcome import Outcome
 from fuzz.campaign.stats import Stats
 from fuzz.gen.program import Program
 from fuzz.gen.strategies import knob_settings, programs
-from oracle.compare import Verdict, rejection
-from oracle.device import emulator_failure
 from oracle.runs import MODES
 from oracle.targets import Target
 
@@ -62,8 +60,8 @@ def run_campaign(target: Target | tuple[Target, ...], seed_value: int, examples:
       t0 = time.perf_counter()
       try: outcome = run_example(program, under_knobs(t, knobs), calls, mode)
       except Exception as e:  # the emulator's limit, as a worker classes it
-        if not emulator_failure(e): raise
-        outcome = Outcome.of(Verdict(rejected=rejection(e)))
+        if (limit := emulator.rejected(e)) is None: raise
+        outcome = limit
       result.stats.record(outcome, time.perf_counter() - t0, program=program)
       result.stopped = emulator.unusable_after(outcome)
       if result.stopped is not None: return
