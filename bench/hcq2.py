@@ -123,9 +123,10 @@ def same_programs(examples: int, seeds: list[int], env: dict | None) -> dict:
   report: dict = {"samples": {}, "left_out": {}}
   for s in seeds:
     sample: dict = {}
+    in_process = f"print(json.dumps(campaign_in_process({s}, {examples})))"
     for engine in ("plain", "hcq2"):
-      timed(f"print(json.dumps(campaign_in_process({s}, {examples})))", engine)  # fills the disk cache
-      campaign = timed(f"print(json.dumps(campaign_in_process({s}, {examples})))", engine)
+      timed(in_process, engine)  # fills the disk cache
+      campaign = timed(in_process, engine)
       if campaign["stopped"]:
         report["left_out"][s] = f"{engine}: {campaign['stopped']}"
         break
